@@ -1,0 +1,127 @@
+//! The tablebase API types, shared by the server (which fills them) and the
+//! browser (which renders them). The field names and JSON shape follow the
+//! lichess tablebase API so existing clients can switch by changing a base URL.
+
+use serde::{Deserialize, Serialize};
+
+/// Outcome of a position for the side to move, with the 50-move rule counted.
+///
+/// The order of the variants is the order in which a player prefers to *leave*
+/// the opponent: a move leading to `Loss` (for the opponent) is best.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    Loss,
+    Unknown,
+    SyzygyLoss,
+    MaybeLoss,
+    BlessedLoss,
+    Draw,
+    CursedWin,
+    MaybeWin,
+    SyzygyWin,
+    Win,
+}
+
+impl Category {
+    /// The same outcome seen by the other player.
+    pub fn flip(self) -> Category {
+        match self {
+            Category::Loss => Category::Win,
+            Category::Unknown => Category::Unknown,
+            Category::SyzygyLoss => Category::SyzygyWin,
+            Category::MaybeLoss => Category::MaybeWin,
+            Category::BlessedLoss => Category::CursedWin,
+            Category::Draw => Category::Draw,
+            Category::CursedWin => Category::BlessedLoss,
+            Category::MaybeWin => Category::MaybeLoss,
+            Category::SyzygyWin => Category::SyzygyLoss,
+            Category::Win => Category::Loss,
+        }
+    }
+
+    /// The name used in the API (`"cursed-win"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Loss => "loss",
+            Category::Unknown => "unknown",
+            Category::SyzygyLoss => "syzygy-loss",
+            Category::MaybeLoss => "maybe-loss",
+            Category::BlessedLoss => "blessed-loss",
+            Category::Draw => "draw",
+            Category::CursedWin => "cursed-win",
+            Category::MaybeWin => "maybe-win",
+            Category::SyzygyWin => "syzygy-win",
+            Category::Win => "win",
+        }
+    }
+}
+
+/// What is known about one position (the root, or the position after a move).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct PositionInfo {
+    pub checkmate: bool,
+    pub stalemate: bool,
+    pub variant_win: bool,
+    pub variant_loss: bool,
+    pub insufficient_material: bool,
+    /// DTZ50'' in plies, possibly rounded by the table format; null if unknown.
+    pub dtz: Option<i32>,
+    /// DTZ only where the tables guarantee it is not rounded.
+    pub precise_dtz: Option<i32>,
+    /// Depth to mate: Zugzwang has no DTM tables, always null.
+    pub dtm: Option<i32>,
+    /// Depth to win (antichess only): always null.
+    pub dtw: Option<i32>,
+    /// Depth to conversion: always null.
+    pub dtc: Option<i32>,
+    pub category: Category,
+}
+
+/// One legal move and what it leads to.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct MoveInfo {
+    pub uci: String,
+    pub san: String,
+    /// A capture or pawn move: resets the 50-move counter.
+    pub zeroing: bool,
+    /// A capture or promotion: changes the material (and so the table).
+    pub conversion: bool,
+    #[serde(flatten)]
+    pub pos: PositionInfo,
+}
+
+/// Answer of `GET /standard`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct TablebaseAnswer {
+    #[serde(flatten)]
+    pub pos: PositionInfo,
+    /// Every legal move, best first.
+    pub moves: Vec<MoveInfo>,
+}
+
+/// One step of a DTZ-optimal line.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct MainlineStep {
+    pub uci: String,
+    pub san: String,
+    pub dtz: i32,
+    pub precise_dtz: Option<i32>,
+}
+
+/// Answer of `GET /standard/mainline`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct MainlineAnswer {
+    pub dtz: i32,
+    pub precise_dtz: Option<i32>,
+    /// Empty when the position is drawn.
+    pub mainline: Vec<MainlineStep>,
+    /// `"w"`, `"b"`, or null when the line ends in a draw (or a 50-move claim).
+    pub winner: Option<String>,
+}
+
+/// Body of every error answer, so clients always get a message to show.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ApiError {
+    pub error: String,
+}

@@ -1,0 +1,60 @@
+//! The Zugzwang web app: API types shared with the server, and the Leptos
+//! page rendered on the server and hydrated in the browser.
+
+pub mod api;
+pub mod components;
+pub mod position;
+pub mod source;
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::{
+    StaticSegment,
+    components::{Route, Router, Routes},
+};
+
+use crate::components::explorer::Explorer;
+
+/// The HTML document around the app, rendered by the server only.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <meta name="color-scheme" content="light dark"/>
+                <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
+                <AutoReload options=options.clone()/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="leptos" href="/pkg/zugzwang.css"/>
+        <Title text="Zugzwang — Syzygy endgame explorer"/>
+        <Router>
+            <main>
+                <Routes fallback=|| "Page not found.".into_view()>
+                    <Route path=StaticSegment("") view=Explorer/>
+                </Routes>
+            </main>
+        </Router>
+    }
+}
+
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(App);
+}

@@ -1,0 +1,137 @@
+//! Reading a position from a FEN, with reasons a person can act on.
+//!
+//! Shared by the server (400 answers) and the browser (the FEN box and the
+//! editor), so both sides reject the same positions with the same words.
+
+use shakmaty::{
+    CastlingMode, Chess, Position, PositionError, PositionErrorKinds,
+    fen::{Fen, ParseFenError},
+};
+
+/// Why a FEN does not describe a position we can explore.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FenError {
+    #[error("no FEN given: pass the position as ?fen=...")]
+    Missing,
+    #[error("malformed FEN \"{fen}\": {part}")]
+    Malformed { fen: String, part: &'static str },
+    #[error("illegal position: {0}")]
+    Illegal(String),
+}
+
+/// Parses a FEN as the API accepts it: underscores may stand for spaces, and
+/// impossible en passant squares or castling rights are dropped rather than
+/// rejected (many tools write them loosely); everything else must be legal.
+pub fn parse_fen(text: &str) -> Result<Chess, FenError> {
+    let text = text.trim().replace('_', " ");
+    if text.is_empty() {
+        return Err(FenError::Missing);
+    }
+    let fen = Fen::from_ascii(text.as_bytes()).map_err(|err| FenError::Malformed {
+        fen: text.clone(),
+        part: malformed_part(err),
+    })?;
+    fen.into_position::<Chess>(CastlingMode::Standard)
+        .or_else(PositionError::ignore_invalid_ep_square)
+        .or_else(PositionError::ignore_invalid_castling_rights)
+        .map_err(|err| FenError::Illegal(illegal_reasons(err.kinds())))
+}
+
+/// The FEN of a position with all six fields, as the API and URLs carry it.
+pub fn to_fen(pos: &Chess) -> String {
+    Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string()
+}
+
+/// Number of pieces on the board, kings included (what the tables are sized by).
+pub fn piece_count(pos: &Chess) -> usize {
+    pos.board().occupied().count()
+}
+
+fn malformed_part(err: ParseFenError) -> &'static str {
+    match err {
+        ParseFenError::InvalidBoard => {
+            "the board part must be 8 ranks of pieces (KQRBNPkqrbnp) and digits, separated by '/'"
+        }
+        ParseFenError::InvalidTurn => "the side to move must be 'w' or 'b'",
+        ParseFenError::InvalidCastling => "the castling part must be '-' or letters from KQkq",
+        ParseFenError::InvalidEpSquare => "the en passant part must be '-' or a square like e3",
+        ParseFenError::InvalidHalfmoveClock => "the halfmove clock must be a number",
+        ParseFenError::InvalidFullmoves => "the move number must be a positive number",
+        _ => "expected 'board side castling en-passant halfmoves fullmoves'",
+    }
+}
+
+fn illegal_reasons(kinds: PositionErrorKinds) -> String {
+    let reasons: [(PositionErrorKinds, &str); 8] = [
+        (PositionErrorKinds::EMPTY_BOARD, "the board is empty"),
+        (
+            PositionErrorKinds::MISSING_KING,
+            "a king is missing (each side needs exactly one)",
+        ),
+        (
+            PositionErrorKinds::TOO_MANY_KINGS,
+            "too many kings (each side needs exactly one)",
+        ),
+        (
+            PositionErrorKinds::PAWNS_ON_BACKRANK,
+            "pawns on the first or last rank",
+        ),
+        (
+            PositionErrorKinds::OPPOSITE_CHECK,
+            "the side not to move is in check",
+        ),
+        (
+            PositionErrorKinds::IMPOSSIBLE_CHECK,
+            "impossible check (too many checkers, or checkers that could not have given check together)",
+        ),
+        (
+            PositionErrorKinds::TOO_MUCH_MATERIAL,
+            "more pieces than a legal game can have",
+        ),
+        (PositionErrorKinds::VARIANT, "not a standard chess position"),
+    ];
+    let found: Vec<&str> = reasons
+        .iter()
+        .filter(|(kind, _)| kinds.contains(*kind))
+        .map(|(_, text)| *text)
+        .collect();
+    if found.is_empty() {
+        return "the position cannot arise in a game".to_string();
+    }
+    found.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_underscores_and_roundtrips() {
+        let pos = parse_fen("4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1").expect("legal");
+        assert_eq!(to_fen(&pos), "4k3/8/8/8/8/8/8/4K2R w - - 0 1");
+        assert_eq!(piece_count(&pos), 3);
+    }
+
+    #[test]
+    fn names_the_broken_rule() {
+        let cases = [
+            ("8/8/8/8/8/8/8/4K3 w - - 0 1", "king is missing"),
+            ("4k3/8/8/8/8/8/8/3KK3 w - - 0 1", "too many kings"),
+            ("4k3/8/8/8/8/8/8/P3K3 w - - 0 1", "first or last rank"),
+            ("4k3/4R3/8/8/8/8/8/4K3 w - - 0 1", "side not to move is in check"),
+        ];
+        for (fen, expected) in cases {
+            let err = parse_fen(fen).expect_err(fen).to_string();
+            assert!(err.contains(expected), "{fen}: {err}");
+        }
+    }
+
+    #[test]
+    fn malformed_and_missing() {
+        assert_eq!(parse_fen("  "), Err(FenError::Missing));
+        let err = parse_fen("4k3/8/8 w - - 0 1").expect_err("short board").to_string();
+        assert!(err.contains("board part"), "{err}");
+        let err = parse_fen("4k3/8/8/8/8/8/8/4K2R x - - 0 1").expect_err("bad turn").to_string();
+        assert!(err.contains("side to move"), "{err}");
+    }
+}

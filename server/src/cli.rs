@@ -1,0 +1,81 @@
+//! The `zugzwang` command line.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::engine::EngineConfig;
+
+#[derive(Debug, Parser)]
+#[command(name = "zugzwang", version, about = "Syzygy endgame explorer and tablebase server")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the explorer page and the lichess-compatible tablebase API.
+    Serve(ServeArgs),
+    /// Print the API's answer for one position as JSON (for scripts).
+    Probe(ProbeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:3000", env = "ZUGZWANG_BIND")]
+    pub bind: SocketAddr,
+    #[command(flatten)]
+    pub tables: TableArgs,
+    /// Answers kept in the response cache.
+    #[arg(long, default_value_t = 10_000)]
+    pub cache_entries: u64,
+    /// Requests allowed in progress at once; more are refused with 503 and Retry-After.
+    #[arg(long, default_value_t = 512)]
+    pub max_pending: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// The position, as a FEN (underscores may stand for spaces).
+    pub fen: String,
+    /// Print the DTZ mainline instead of the move list.
+    #[arg(long)]
+    pub mainline: bool,
+    #[command(flatten)]
+    pub tables: TableArgs,
+}
+
+/// Where the tables are and how they are read.
+#[derive(Debug, Args)]
+pub struct TableArgs {
+    /// Directory of Syzygy tables (.rtbw/.rtbz); repeat for several. Without
+    /// it, the 3- and 4-piece tables built into the binary are used.
+    #[arg(long = "tables", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Blocking threads probing tables at once (the probes of one request run in parallel on them).
+    #[arg(long, default_value_t = 16)]
+    pub probe_threads: usize,
+    /// Read tables through mmap instead of pread. Faster when all tables sit
+    /// in RAM, but a read error or a table changed on disk kills the server
+    /// with SIGBUS instead of answering with an error. For benchmarks.
+    #[arg(long)]
+    pub mmap: bool,
+    /// Tell the kernel table reads are random (POSIX_FADV_RANDOM), which
+    /// disables read-ahead. Off by default: explorers' reads are less random than they look.
+    #[arg(long)]
+    pub advise_random: bool,
+}
+
+impl TableArgs {
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            tables: self.dirs.clone(),
+            probe_threads: self.probe_threads,
+            mmap: self.mmap,
+            advise_random: self.advise_random,
+            ..EngineConfig::default()
+        }
+    }
+}

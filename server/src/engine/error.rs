@@ -1,0 +1,79 @@
+//! What can go wrong while answering, in words an operator or client can act on.
+
+use shakmaty_syzygy::{Metric, ProbeError, SyzygyError};
+
+use crate::store::pread::TableIoError;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EngineError {
+    /// A table exists but could not be read: a server-side problem (500).
+    #[error("cannot read table {table}: {reason}")]
+    Table { table: String, reason: String },
+    /// The process ran out of file descriptors opening a table (503: retry later).
+    #[error("cannot open table {table}: too many open files; the server's open-files limit is too low")]
+    TooManyOpenFiles { table: String },
+    /// The position is not covered by the loaded tables (404 on mainline).
+    #[error("{0}")]
+    NotInTables(String),
+    /// Too many requests are waiting already (503).
+    #[error("the server is busy ({0} requests in progress); try again shortly")]
+    Overloaded(usize),
+    /// A probe task died; should not happen, reported rather than crashing.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl EngineError {
+    /// Turns a probe failure into an error naming the table file.
+    pub fn from_syzygy(err: SyzygyError) -> EngineError {
+        match err {
+            SyzygyError::ProbeFailed {
+                metric,
+                material,
+                error,
+            } => {
+                let table = format!("{material}.{}", extension(metric));
+                if let ProbeError::Read { error } = error.as_ref() {
+                    if let Some(io) = error.get_ref().and_then(|e| e.downcast_ref::<TableIoError>()) {
+                        if io.out_of_descriptors {
+                            return EngineError::TooManyOpenFiles { table };
+                        }
+                    }
+                }
+                EngineError::Table {
+                    table,
+                    reason: probe_reason(&error),
+                }
+            }
+            SyzygyError::MissingTable { metric, material } => EngineError::NotInTables(format!(
+                "table {material}.{} is not loaded",
+                extension(metric)
+            )),
+            SyzygyError::Castling => EngineError::NotInTables(
+                "positions with castling rights are not in the tables".to_string(),
+            ),
+            SyzygyError::TooManyPieces => EngineError::NotInTables(
+                "more pieces than the loaded tables cover".to_string(),
+            ),
+        }
+    }
+}
+
+fn extension(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Wdl => "rtbw",
+        Metric::Dtz => "rtbz",
+    }
+}
+
+fn probe_reason(err: &ProbeError) -> String {
+    match err {
+        ProbeError::Read { error } => error.to_string(),
+        ProbeError::Magic { magic } => {
+            format!("not a Syzygy table (starts with bytes {magic:02x?}); replace the file")
+        }
+        ProbeError::CorruptedTable { .. } => {
+            "the table is truncated or corrupted; check it with the published checksums and replace it".to_string()
+        }
+    }
+}

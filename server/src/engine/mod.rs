@@ -1,0 +1,210 @@
+//! The probe engine: answers for a position and all its moves, probed in
+//! parallel on a bounded pool of blocking threads, with identical requests
+//! coalesced and recent answers cached.
+
+pub mod error;
+pub mod mainline;
+pub mod probe;
+
+use std::{future::Future, path::PathBuf, sync::Arc};
+
+use app::api::{MainlineAnswer, TablebaseAnswer};
+use moka::future::Cache;
+use shakmaty::Chess;
+use shakmaty_syzygy::{Tablebase, filesystem::Filesystem};
+use tokio::sync::Semaphore;
+
+pub use error::EngineError;
+
+use crate::store::{
+    embedded::{EMBEDDED_DIR, EmbeddedFilesystem},
+    pread::PreadFilesystem,
+};
+
+/// How the engine reads tables and how much it does at once.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Table directories; empty means the embedded 3- and 4-piece tables.
+    pub tables: Vec<PathBuf>,
+    /// Blocking threads probing at once.
+    pub probe_threads: usize,
+    /// Requests allowed in progress before new ones are refused with 503.
+    pub max_pending: usize,
+    /// Answers kept in the cache.
+    pub cache_entries: u64,
+    /// Read tables through mmap instead of pread (benchmarks, all-in-RAM setups).
+    pub mmap: bool,
+    /// Hint random access to the kernel (POSIX_FADV_RANDOM).
+    pub advise_random: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            tables: Vec::new(),
+            probe_threads: 16,
+            max_pending: 512,
+            cache_entries: 10_000,
+            mmap: false,
+            advise_random: false,
+        }
+    }
+}
+
+/// Tables found in one directory, for the start-up log.
+#[derive(Debug, Clone)]
+pub struct LoadedDirectory {
+    pub path: PathBuf,
+    pub tables: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read table directory {path}: {source}")]
+    Directory {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum CacheKey {
+    Probe(String),
+    Mainline(String),
+}
+
+#[derive(Clone)]
+enum Cached {
+    Probe(Arc<TablebaseAnswer>),
+    Mainline(Arc<MainlineAnswer>),
+}
+
+pub struct Engine {
+    tablebase: Arc<Tablebase<Chess>>,
+    probe_slots: Arc<Semaphore>,
+    pending: Arc<Semaphore>,
+    max_pending: usize,
+    cache: Cache<CacheKey, Cached>,
+    directories: Vec<LoadedDirectory>,
+}
+
+impl Engine {
+    /// Registers the tables of every directory; files are opened lazily on first probe.
+    pub fn open(config: &EngineConfig) -> Result<Engine, LoadError> {
+        let (mut tablebase, dirs) = if config.tables.is_empty() {
+            (
+                Tablebase::with_filesystem(Arc::new(EmbeddedFilesystem)),
+                vec![PathBuf::from(EMBEDDED_DIR)],
+            )
+        } else {
+            (
+                Tablebase::with_filesystem(filesystem(config)),
+                config.tables.clone(),
+            )
+        };
+        let mut directories = Vec::new();
+        for path in dirs {
+            let tables = tablebase
+                .add_directory(&path)
+                .map_err(|source| LoadError::Directory {
+                    path: path.clone(),
+                    source,
+                })?;
+            directories.push(LoadedDirectory { path, tables });
+        }
+        Ok(Engine {
+            tablebase: Arc::new(tablebase),
+            probe_slots: Arc::new(Semaphore::new(config.probe_threads.max(1))),
+            pending: Arc::new(Semaphore::new(config.max_pending.max(1))),
+            max_pending: config.max_pending.max(1),
+            cache: Cache::new(config.cache_entries),
+            directories,
+        })
+    }
+
+    pub fn directories(&self) -> &[LoadedDirectory] {
+        &self.directories
+    }
+
+    /// Largest piece count any loaded table covers.
+    pub fn max_pieces(&self) -> usize {
+        self.tablebase.max_pieces()
+    }
+
+    /// The answer for a position and every legal move (`GET /standard`).
+    pub async fn probe(&self, pos: Chess) -> Result<Arc<TablebaseAnswer>, EngineError> {
+        let key = CacheKey::Probe(app::position::to_fen(&pos));
+        let cached = self
+            .cached(key, async { probe::answer(self, pos).await.map(|a| Cached::Probe(Arc::new(a))) })
+            .await?;
+        match cached {
+            Cached::Probe(answer) => Ok(answer),
+            Cached::Mainline(_) => Err(EngineError::Internal("cache entry of the wrong kind".into())),
+        }
+    }
+
+    /// The DTZ-optimal line from a position (`GET /standard/mainline`).
+    pub async fn mainline(&self, pos: Chess) -> Result<Arc<MainlineAnswer>, EngineError> {
+        let key = CacheKey::Mainline(app::position::to_fen(&pos));
+        let cached = self
+            .cached(key, async {
+                self.blocking(move |tb| mainline::mainline(tb, pos))
+                    .await?
+                    .map(|a| Cached::Mainline(Arc::new(a)))
+            })
+            .await?;
+        match cached {
+            Cached::Mainline(answer) => Ok(answer),
+            Cached::Probe(_) => Err(EngineError::Internal("cache entry of the wrong kind".into())),
+        }
+    }
+
+    /// Serves from the cache, or computes once for all identical requests in
+    /// flight; refuses with `Overloaded` when too many requests are waiting.
+    async fn cached(
+        &self,
+        key: CacheKey,
+        compute: impl Future<Output = Result<Cached, EngineError>>,
+    ) -> Result<Cached, EngineError> {
+        if let Some(hit) = self.cache.get(&key).await {
+            return Ok(hit);
+        }
+        let Ok(_pending) = self.pending.clone().try_acquire_owned() else {
+            return Err(EngineError::Overloaded(self.max_pending));
+        };
+        self.cache
+            .try_get_with(key, compute)
+            .await
+            .map_err(|err: Arc<EngineError>| err.as_ref().clone())
+    }
+
+    /// Runs table work on the blocking pool, never on the async workers.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Tablebase<Chess>) -> T + Send + 'static,
+    ) -> Result<T, EngineError> {
+        let permit = self
+            .probe_slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| EngineError::Internal("probe pool closed".into()))?;
+        let tablebase = Arc::clone(&self.tablebase);
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            work(&tablebase)
+        })
+        .await
+        .map_err(|err| EngineError::Internal(format!("probe task failed: {err}")))
+    }
+}
+
+fn filesystem(config: &EngineConfig) -> Arc<dyn Filesystem> {
+    if config.mmap {
+        // Safety: the operator asked for mmap explicitly; tables must not
+        // change while served and I/O errors become signals (see --mmap help).
+        let fs = unsafe { shakmaty_syzygy::filesystem::MmapFilesystem::new() };
+        return Arc::new(fs.with_advise_random(config.advise_random));
+    }
+    Arc::new(PreadFilesystem::new(config.advise_random))
+}

@@ -1,0 +1,68 @@
+//! `GET /standard` and `GET /standard/mainline`, as the lichess tablebase API.
+
+use std::collections::HashMap;
+
+use app::position::{FenError, parse_fen};
+use axum::{
+    Json,
+    extract::{Query, State},
+    http::{HeaderMap, HeaderValue, header},
+    response::{IntoResponse, Response},
+};
+use serde::Serialize;
+use shakmaty::Chess;
+
+use super::{AppState, error::HttpError};
+use crate::engine::EngineError;
+
+const CBOR: &str = "application/cbor";
+
+pub async fn standard(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let pos = position(&query)?;
+    let answer = state.engine.probe(pos).await?;
+    Ok(negotiate(&headers, answer.as_ref()))
+}
+
+pub async fn mainline(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let pos = position(&query)?;
+    let max = state.engine.max_pieces();
+    let pieces = app::position::piece_count(&pos);
+    if pieces > max {
+        return Err(EngineError::NotInTables(format!(
+            "{pieces} pieces: the loaded tables cover at most {max}"
+        ))
+        .into());
+    }
+    let answer = state.engine.mainline(pos).await?;
+    Ok(negotiate(&headers, answer.as_ref()))
+}
+
+fn position(query: &HashMap<String, String>) -> Result<Chess, FenError> {
+    let fen = query.get("fen").ok_or(FenError::Missing)?;
+    parse_fen(fen)
+}
+
+/// JSON unless the client asks for CBOR.
+fn negotiate<T: Serialize>(headers: &HeaderMap, body: &T) -> Response {
+    let wants_cbor = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains(CBOR));
+    if !wants_cbor {
+        return Json(body).into_response();
+    }
+    let mut bytes = Vec::new();
+    if let Err(err) = ciborium::into_writer(body, &mut bytes) {
+        return HttpError::Engine(EngineError::Internal(format!("cannot encode CBOR: {err}")))
+            .into_response();
+    }
+    ([(header::CONTENT_TYPE, HeaderValue::from_static(CBOR))], bytes).into_response()
+}

@@ -1,0 +1,52 @@
+//! Error answers: a status and a JSON body `{"error": "..."}` naming the problem.
+
+use app::{api::ApiError, position::FenError};
+use axum::{
+    Json,
+    http::StatusCode,
+    response::{IntoResponse, Response},
+};
+
+use crate::engine::EngineError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error(transparent)]
+    Fen(#[from] FenError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl HttpError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            HttpError::Fen(_) => StatusCode::BAD_REQUEST,
+            HttpError::Engine(EngineError::NotInTables(_)) => StatusCode::NOT_FOUND,
+            HttpError::Engine(EngineError::Overloaded(_) | EngineError::TooManyOpenFiles { .. }) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            HttpError::Engine(EngineError::Table { .. } | EngineError::Internal(_)) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        }
+    }
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::error!(%status, "{self}");
+        }
+        let body = ApiError {
+            error: self.to_string(),
+        };
+        let mut response = (status, Json(body)).into_response();
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static("1"));
+        }
+        response
+    }
+}

@@ -1,0 +1,39 @@
+//! The HTTP face of the server: the lichess-compatible API and the page.
+
+pub mod api;
+pub mod error;
+pub mod page;
+
+use std::sync::Arc;
+
+use axum::{Router, extract::FromRef, routing::get};
+use leptos::prelude::LeptosOptions;
+use tower_http::{compression::CompressionLayer, cors::CorsLayer, trace::TraceLayer};
+
+use crate::engine::Engine;
+
+/// Everything a handler may need.
+#[derive(Clone)]
+pub struct AppState {
+    pub engine: Arc<Engine>,
+    pub leptos_options: LeptosOptions,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(state: &AppState) -> LeptosOptions {
+        state.leptos_options.clone()
+    }
+}
+
+/// All routes: the API (open to other origins, as lichess's is) and the page.
+pub fn router(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/standard", get(api::standard))
+        .route("/standard/mainline", get(api::mainline))
+        .layer(CorsLayer::permissive());
+    page::routes(state.clone())
+        .merge(api)
+        .with_state(state)
+        .layer(CompressionLayer::new())
+        .layer(TraceLayer::new_for_http())
+}

@@ -1,0 +1,44 @@
+//! The explorer page, rendered by Leptos on the server and hydrated in the browser.
+
+use std::sync::Arc;
+
+use app::{App, api::ApiError, shell, source::ProbeSource};
+use axum::Router;
+use leptos::prelude::provide_context;
+use leptos_axum::{LeptosRoutes, generate_route_list};
+
+use super::AppState;
+use crate::engine::Engine;
+
+/// The page routes plus static files (the WASM bundle, CSS, images).
+pub fn routes(state: AppState) -> Router<AppState> {
+    let source = probe_source(Arc::clone(&state.engine));
+    let options = state.leptos_options.clone();
+    Router::new()
+        .leptos_routes_with_context(
+            &state,
+            generate_route_list(App),
+            move || provide_context(source.clone()),
+            move || shell(options.clone()),
+        )
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+}
+
+/// Lets server-side rendering ask the engine directly instead of over HTTP.
+fn probe_source(engine: Arc<Engine>) -> ProbeSource {
+    ProbeSource(Arc::new(move |fen: String| {
+        let engine = Arc::clone(&engine);
+        Box::pin(async move {
+            let pos = app::position::parse_fen(&fen).map_err(|err| ApiError {
+                error: err.to_string(),
+            })?;
+            engine
+                .probe(pos)
+                .await
+                .map(|answer| answer.as_ref().clone())
+                .map_err(|err| ApiError {
+                    error: err.to_string(),
+                })
+        })
+    }))
+}

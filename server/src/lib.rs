@@ -1,0 +1,8 @@
+//! Zugzwang's server: the probe engine, the table stores and the HTTP API.
+
+pub mod cli;
+pub mod engine;
+pub mod http;
+pub mod limits;
+pub mod serve;
+pub mod store;
