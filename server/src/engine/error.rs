@@ -1,7 +1,8 @@
 //! What can go wrong while answering, in words an operator or client can act on.
 
-use shakmaty_syzygy::{Metric, ProbeError, SyzygyError};
+use shakmaty_syzygy::{ProbeError, SyzygyError};
 
+use super::tables::extension;
 use crate::store::pread::TableIoError;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -10,7 +11,9 @@ pub enum EngineError {
     #[error("cannot read table {table}: {reason}")]
     Table { table: String, reason: String },
     /// The process ran out of file descriptors opening a table (503: retry later).
-    #[error("cannot open table {table}: too many open files; the server's open-files limit is too low")]
+    #[error(
+        "cannot open table {table}: too many open files; the server's open-files limit is too low"
+    )]
     TooManyOpenFiles { table: String },
     /// The position is not covered by the loaded tables (404 on mainline).
     #[error("{0}")]
@@ -34,7 +37,10 @@ impl EngineError {
             } => {
                 let table = format!("{material}.{}", extension(metric));
                 if let ProbeError::Read { error } = error.as_ref() {
-                    if let Some(io) = error.get_ref().and_then(|e| e.downcast_ref::<TableIoError>()) {
+                    if let Some(io) = error
+                        .get_ref()
+                        .and_then(|e| e.downcast_ref::<TableIoError>())
+                    {
                         if io.out_of_descriptors {
                             return EngineError::TooManyOpenFiles { table };
                         }
@@ -52,17 +58,10 @@ impl EngineError {
             SyzygyError::Castling => EngineError::NotInTables(
                 "positions with castling rights are not in the tables".to_string(),
             ),
-            SyzygyError::TooManyPieces => EngineError::NotInTables(
-                "more pieces than the loaded tables cover".to_string(),
-            ),
+            SyzygyError::TooManyPieces => {
+                EngineError::NotInTables("more pieces than the loaded tables cover".to_string())
+            }
         }
-    }
-}
-
-fn extension(metric: Metric) -> &'static str {
-    match metric {
-        Metric::Wdl => "rtbw",
-        Metric::Dtz => "rtbz",
     }
 }
 

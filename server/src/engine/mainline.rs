@@ -2,21 +2,26 @@
 
 use app::api::{MainlineAnswer, MainlineStep};
 use shakmaty::{CastlingMode, Chess, Position, san::SanPlus};
-use shakmaty_syzygy::Tablebase;
 
-use super::EngineError;
+use super::{EngineError, Tables};
 
 /// A line longer than this is a bug in the tables or in us; stop rather than spin.
 const MAX_STEPS: usize = 2_000;
 
 /// Follows the best move until the game ends or a 50-move draw can be
 /// claimed; empty for a drawn position.
-pub fn mainline(tablebase: &Tablebase<Chess>, mut pos: Chess) -> Result<MainlineAnswer, EngineError> {
-    let dtz = tablebase.probe_dtz(&pos).map_err(EngineError::from_syzygy)?;
+pub fn mainline(tables: &Tables, mut pos: Chess) -> Result<MainlineAnswer, EngineError> {
+    let tablebase = &tables.tablebase;
+    let dtz = tablebase
+        .probe_dtz(&pos)
+        .map_err(|err| tables.explain(err))?;
     let mut steps = Vec::new();
     if !dtz.is_zero() {
         while pos.halfmoves() < 100 && steps.len() < MAX_STEPS {
-            let Some((m, after)) = tablebase.best_move(&pos).map_err(EngineError::from_syzygy)? else {
+            let Some((m, after)) = tablebase
+                .best_move(&pos)
+                .map_err(|err| tables.explain(err))?
+            else {
                 break;
             };
             let uci = m.to_uci(CastlingMode::Standard).to_string();
@@ -36,4 +41,3 @@ pub fn mainline(tablebase: &Tablebase<Chess>, mut pos: Chess) -> Result<Mainline
         winner: pos.outcome().winner().map(|color| color.char().to_string()),
     })
 }
-

@@ -5,16 +5,18 @@
 pub mod error;
 pub mod mainline;
 pub mod probe;
+pub mod tables;
 
 use std::{future::Future, path::PathBuf, sync::Arc};
 
 use app::api::{MainlineAnswer, TablebaseAnswer};
 use moka::future::Cache;
 use shakmaty::Chess;
-use shakmaty_syzygy::{Tablebase, filesystem::Filesystem};
+use shakmaty_syzygy::filesystem::Filesystem;
 use tokio::sync::Semaphore;
 
 pub use error::EngineError;
+pub use tables::{LoadError, LoadedDirectory, Tables};
 
 use crate::store::{
     embedded::{EMBEDDED_DIR, EmbeddedFilesystem},
@@ -51,22 +53,6 @@ impl Default for EngineConfig {
     }
 }
 
-/// Tables found in one directory, for the start-up log.
-#[derive(Debug, Clone)]
-pub struct LoadedDirectory {
-    pub path: PathBuf,
-    pub tables: usize,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("cannot read table directory {path}: {source}")]
-    Directory {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-}
-
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum CacheKey {
     Probe(String),
@@ -80,7 +66,7 @@ enum Cached {
 }
 
 pub struct Engine {
-    tablebase: Arc<Tablebase<Chess>>,
+    tables: Arc<Tables>,
     probe_slots: Arc<Semaphore>,
     pending: Arc<Semaphore>,
     max_pending: usize,
@@ -91,29 +77,17 @@ pub struct Engine {
 impl Engine {
     /// Registers the tables of every directory; files are opened lazily on first probe.
     pub fn open(config: &EngineConfig) -> Result<Engine, LoadError> {
-        let (mut tablebase, dirs) = if config.tables.is_empty() {
+        let (filesystem, dirs): (Arc<dyn Filesystem>, Vec<PathBuf>) = if config.tables.is_empty() {
             (
-                Tablebase::with_filesystem(Arc::new(EmbeddedFilesystem)),
+                Arc::new(EmbeddedFilesystem),
                 vec![PathBuf::from(EMBEDDED_DIR)],
             )
         } else {
-            (
-                Tablebase::with_filesystem(filesystem(config)),
-                config.tables.clone(),
-            )
+            (filesystem(config), config.tables.clone())
         };
-        let mut directories = Vec::new();
-        for path in dirs {
-            let tables = tablebase
-                .add_directory(&path)
-                .map_err(|source| LoadError::Directory {
-                    path: path.clone(),
-                    source,
-                })?;
-            directories.push(LoadedDirectory { path, tables });
-        }
+        let (tables, directories) = Tables::load(filesystem, &dirs)?;
         Ok(Engine {
-            tablebase: Arc::new(tablebase),
+            tables: Arc::new(tables),
             probe_slots: Arc::new(Semaphore::new(config.probe_threads.max(1))),
             pending: Arc::new(Semaphore::new(config.max_pending.max(1))),
             max_pending: config.max_pending.max(1),
@@ -128,18 +102,24 @@ impl Engine {
 
     /// Largest piece count any loaded table covers.
     pub fn max_pieces(&self) -> usize {
-        self.tablebase.max_pieces()
+        self.tables.tablebase.max_pieces()
     }
 
     /// The answer for a position and every legal move (`GET /standard`).
     pub async fn probe(&self, pos: Chess) -> Result<Arc<TablebaseAnswer>, EngineError> {
         let key = CacheKey::Probe(app::position::to_fen(&pos));
         let cached = self
-            .cached(key, async { probe::answer(self, pos).await.map(|a| Cached::Probe(Arc::new(a))) })
+            .cached(key, async {
+                probe::answer(self, pos)
+                    .await
+                    .map(|a| Cached::Probe(Arc::new(a)))
+            })
             .await?;
         match cached {
             Cached::Probe(answer) => Ok(answer),
-            Cached::Mainline(_) => Err(EngineError::Internal("cache entry of the wrong kind".into())),
+            Cached::Mainline(_) => Err(EngineError::Internal(
+                "cache entry of the wrong kind".into(),
+            )),
         }
     }
 
@@ -155,7 +135,9 @@ impl Engine {
             .await?;
         match cached {
             Cached::Mainline(answer) => Ok(answer),
-            Cached::Probe(_) => Err(EngineError::Internal("cache entry of the wrong kind".into())),
+            Cached::Probe(_) => Err(EngineError::Internal(
+                "cache entry of the wrong kind".into(),
+            )),
         }
     }
 
@@ -181,7 +163,7 @@ impl Engine {
     /// Runs table work on the blocking pool, never on the async workers.
     async fn blocking<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&Tablebase<Chess>) -> T + Send + 'static,
+        work: impl FnOnce(&Tables) -> T + Send + 'static,
     ) -> Result<T, EngineError> {
         let permit = self
             .probe_slots
@@ -189,10 +171,10 @@ impl Engine {
             .acquire_owned()
             .await
             .map_err(|_| EngineError::Internal("probe pool closed".into()))?;
-        let tablebase = Arc::clone(&self.tablebase);
+        let tables = Arc::clone(&self.tables);
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            work(&tablebase)
+            work(&tables)
         })
         .await
         .map_err(|err| EngineError::Internal(format!("probe task failed: {err}")))

@@ -5,9 +5,9 @@ use std::cmp::Reverse;
 use app::api::{Category, MoveInfo, PositionInfo, TablebaseAnswer};
 use futures::future::try_join_all;
 use shakmaty::{CastlingMode, Chess, Position, san::SanPlus};
-use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded, SyzygyError, Tablebase};
+use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded, SyzygyError};
 
-use super::{Engine, EngineError};
+use super::{Engine, EngineError, Tables};
 
 /// What the tables and the rules say about one position, before the
 /// 50-move-rule category is decided (that needs the clock of the move before).
@@ -22,13 +22,15 @@ pub struct Probed {
 
 /// Probes one position; positions outside the loaded tables are `dtz: None`
 /// (the API answers "unknown"), unreadable tables are errors.
-pub fn probe_position(tablebase: &Tablebase<Chess>, pos: &Chess) -> Result<Probed, EngineError> {
-    let dtz = match tablebase.probe_dtz(pos) {
+pub fn probe_position(tables: &Tables, pos: &Chess) -> Result<Probed, EngineError> {
+    let dtz = match tables.tablebase.probe_dtz(pos) {
         Ok(dtz) => Some(dtz),
-        Err(
-            SyzygyError::Castling | SyzygyError::TooManyPieces | SyzygyError::MissingTable { .. },
-        ) => None,
-        Err(err) => return Err(EngineError::from_syzygy(err)),
+        Err(SyzygyError::Castling | SyzygyError::TooManyPieces) => None,
+        Err(err @ SyzygyError::MissingTable { .. }) => match tables.explain(err) {
+            EngineError::NotInTables(_) => None,
+            rejected => return Err(rejected),
+        },
+        Err(err) => return Err(tables.explain(err)),
     };
     Ok(Probed {
         checkmate: pos.is_checkmate(),

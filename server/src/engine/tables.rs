@@ -1,0 +1,115 @@
+//! The loaded table set: which files were registered, and which were
+//! rejected at start (so a probe that needs one can say why it is missing).
+
+use std::{
+    collections::HashMap,
+    io,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use shakmaty::Chess;
+use shakmaty_syzygy::{Metric, SyzygyError, Tablebase, filesystem::Filesystem};
+
+use super::EngineError;
+
+/// Tables found in one directory, for the start-up log.
+#[derive(Debug, Clone)]
+pub struct LoadedDirectory {
+    pub path: PathBuf,
+    pub tables: usize,
+    pub rejected: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read table directory {path}: {source}")]
+    Directory { path: PathBuf, source: io::Error },
+}
+
+pub struct Tables {
+    pub tablebase: Tablebase<Chess>,
+    /// File name (e.g. `KQvK.rtbz`) → why it was not loaded.
+    rejected: HashMap<String, String>,
+}
+
+impl Tables {
+    /// Registers every table file of the directories; files are opened lazily
+    /// on first probe. A damaged file is logged and skipped rather than
+    /// keeping the server from starting.
+    pub fn load(
+        filesystem: Arc<dyn Filesystem>,
+        dirs: &[PathBuf],
+    ) -> Result<(Tables, Vec<LoadedDirectory>), LoadError> {
+        let mut tables = Tables {
+            tablebase: Tablebase::with_filesystem(Arc::clone(&filesystem)),
+            rejected: HashMap::new(),
+        };
+        let mut loaded = Vec::new();
+        for dir in dirs {
+            let entries = filesystem
+                .read_dir(dir)
+                .map_err(|source| LoadError::Directory {
+                    path: dir.clone(),
+                    source,
+                })?;
+            let mut count = LoadedDirectory {
+                path: dir.clone(),
+                tables: 0,
+                rejected: 0,
+            };
+            for path in entries {
+                match tables.tablebase.add_file(&path) {
+                    Ok(()) => count.tables += 1,
+                    // Not a table file name: README, checksums, ...
+                    Err(err) if err.kind() == io::ErrorKind::InvalidInput => {}
+                    Err(err) => {
+                        count.rejected += 1;
+                        tables.reject(&path, &err);
+                    }
+                }
+            }
+            loaded.push(count);
+        }
+        Ok((tables, loaded))
+    }
+
+    fn reject(&mut self, path: &Path, err: &io::Error) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        let reason = if err.kind() == io::ErrorKind::InvalidData {
+            format!(
+                "{} was skipped at start: its size is not that of a Syzygy table (truncated or damaged); replace it",
+                path.display()
+            )
+        } else {
+            format!("{} was skipped at start: {err}", path.display())
+        };
+        tracing::warn!("{reason}");
+        self.rejected.insert(name, reason);
+    }
+
+    /// Turns a probe failure into an engine error; a table that is missing
+    /// only because its file was rejected at start is an error, not "unknown".
+    pub fn explain(&self, err: SyzygyError) -> EngineError {
+        if let SyzygyError::MissingTable { metric, material } = &err {
+            let name = format!("{material}.{}", extension(*metric));
+            if let Some(reason) = self.rejected.get(&name) {
+                return EngineError::Table {
+                    table: name,
+                    reason: reason.clone(),
+                };
+            }
+        }
+        EngineError::from_syzygy(err)
+    }
+}
+
+pub fn extension(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Wdl => "rtbw",
+        Metric::Dtz => "rtbz",
+    }
+}
