@@ -51,7 +51,7 @@ async fn moves_are_sorted_best_first() {
     let router = embedded_router();
     // KQ vs K with a mate in one available: Qb7# style mates come first.
     let (_, body) =
-        common::get_json(&router, &uri("/standard", "k7/8/1K6/8/8/8/8/7Q w - - 0 1")).await;
+        common::get_json(&router, &uri("/standard", "k7/8/1K6/8/8/8/7Q/8 w - - 0 1")).await;
     let moves = body["moves"].as_array().expect("moves");
     assert_eq!(moves[0]["checkmate"], true, "first move {:?}", moves[0]);
     let rank = |m: &Value| match m["category"].as_str() {
@@ -161,11 +161,15 @@ async fn outside_the_tables_is_unknown_with_moves_listed() {
     assert_eq!(body["category"], "unknown");
     assert_eq!(body["dtz"], Value::Null);
     assert!(!body["moves"].as_array().expect("moves").is_empty());
-    // Castling rights are never in Syzygy tables.
+    // Castling rights are never in Syzygy tables: the root's own DTZ is
+    // unknown, but every move gives them up, so the moves are known and the
+    // category follows from the best of them (as lichess answers).
     let (status, body) =
         common::get_json(&router, &uri("/standard", "4k3/8/8/8/8/8/8/4K2R w K - 0 1")).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(body["category"], "unknown");
+    assert_eq!(body["dtz"], Value::Null);
+    assert_eq!(body["category"], "win");
+    assert!(body["moves"][0]["dtz"].is_i64(), "{body}");
 }
 
 #[tokio::test]

@@ -67,7 +67,7 @@ async fn table_replaced_in_place_while_serving_is_an_error_naming_it() {
     }
 
     // A different KQvK position (not cached) needs data blocks of the replaced files.
-    let other = "/standard?fen=7k/8/8/8/8/8/1Q6/K7_w_-_-_0_1";
+    let other = "/standard?fen=7k/8/8/8/8/8/2Q5/K7_w_-_-_0_1";
     let (status, body) = common::get_json(&router, other).await;
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
     let message = body["error"].as_str().expect("message");
