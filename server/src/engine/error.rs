@@ -36,15 +36,8 @@ impl EngineError {
                 error,
             } => {
                 let table = format!("{material}.{}", extension(metric));
-                if let ProbeError::Read { error } = error.as_ref() {
-                    if let Some(io) = error
-                        .get_ref()
-                        .and_then(|e| e.downcast_ref::<TableIoError>())
-                    {
-                        if io.out_of_descriptors {
-                            return EngineError::TooManyOpenFiles { table };
-                        }
-                    }
+                if is_out_of_descriptors(&error) {
+                    return EngineError::TooManyOpenFiles { table };
                 }
                 EngineError::Table {
                     table,
@@ -75,4 +68,15 @@ fn probe_reason(err: &ProbeError) -> String {
             "the table is truncated or corrupted; check it with the published checksums and replace it".to_string()
         }
     }
+}
+
+/// Whether a read failed because no file descriptor was left to open the table.
+fn is_out_of_descriptors(err: &ProbeError) -> bool {
+    let ProbeError::Read { error } = err else {
+        return false;
+    };
+    error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<TableIoError>())
+        .is_some_and(|io| io.out_of_descriptors)
 }
