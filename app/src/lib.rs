@@ -7,7 +7,7 @@ pub mod position;
 pub mod source;
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{Meta, MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
     StaticSegment,
     components::{Route, Router, Routes},
@@ -42,7 +42,14 @@ pub fn App() -> impl IntoView {
     view! {
         <Stylesheet id="leptos" href="/pkg/zugzwang.css"/>
         <Title text="Zugzwang — Syzygy endgame explorer"/>
+        <Meta name="description" content="Every legal move of a chess endgame with its result and DTZ, from Syzygy tablebases."/>
         <Router>
+            <header class="top">
+                <h1>
+                    <a href="/">"Zugzwang"</a>
+                </h1>
+                <p>"Syzygy endgame explorer"</p>
+            </header>
             <main>
                 <Routes fallback=|| "Page not found.".into_view()>
                     <Route path=StaticSegment("") view=Explorer/>

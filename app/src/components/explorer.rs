@@ -1,13 +1,33 @@
-//! The explorer page: the position from the URL, its result and its moves.
+//! The explorer page: the position from the URL, the board, the verdict,
+//! every move with its DTZ, the FEN box, the editor, the mainline and the
+//! endgame statistics.
+//!
+//! The URL (`/?fen=...`) is the single source of the position: playing a
+//! move, loading a FEN or leaving the editor navigates, so back and forward
+//! walk the history and every position is a link. The board follows the URL
+//! at once (legality and the next FEN come from shakmaty in WASM); the move
+//! list waits for the API inside a `Transition`, which keeps the previous list
+//! on show, greyed, until the new one arrives.
 
-use leptos::prelude::*;
-use leptos_router::hooks::use_query_map;
+use std::collections::HashMap;
+
+use leptos::{ev, prelude::*};
+use leptos_router::hooks::{use_navigate, use_query_map};
+use shakmaty::{Chess, Color, Move, Position, Square, fen::Fen};
 
 use crate::{
     api::TablebaseAnswer,
-    components::move_list::{MoveList, status_text},
+    components::{
+        board::{Board, move_squares},
+        editor::Editor,
+        fen_box::FenBox,
+        mainline::Mainline,
+        move_list::{MoveList, listed_moves, unknown_moves},
+        stats::Stats,
+        status::{Status, status_line, turn_text},
+    },
     position::{parse_fen, to_fen},
-    source::fetch_answer,
+    source::{encode, fetch_answer},
 };
 
 /// Where a visitor without a `?fen=` starts: a classic won rook ending.
@@ -16,38 +36,247 @@ pub const START_FEN: &str = "4k3/8/8/8/8/8/8/4K2R w - - 0 1";
 #[component]
 pub fn Explorer() -> impl IntoView {
     let query = use_query_map();
+    let navigate = use_navigate();
     let fen = Memo::new(move |_| {
         query
             .read()
             .get("fen")
             .unwrap_or_else(|| START_FEN.to_string())
     });
-    let answer = Resource::new(move || fen.get(), |fen| async move {
-        let pos = parse_fen(&fen).map_err(|err| err.to_string())?;
-        fetch_answer(to_fen(&pos)).await.map_err(|err| err.error)
+    let parsed = Memo::new(move |_| parse_fen(&fen.get()).map_err(|err| err.to_string()));
+    let pos = Signal::derive(move || parsed.get().ok());
+    let current_fen = Memo::new(move |_| parsed.get().ok().map(|p| to_fen(&p)));
+    // An illegal position still shows the pieces its FEN places, if it places any.
+    let placement = Memo::new(move |_| match parsed.get() {
+        Ok(p) => p.board().clone(),
+        Err(_) => Fen::from_ascii(fen.get().replace('_', " ").trim().as_bytes())
+            .map(|f| f.into_setup().board)
+            .unwrap_or_else(|_| shakmaty::Board::empty()),
     });
 
-    view! {
-        <section class="explorer">
-            <h1>"Zugzwang"</h1>
-            <p class="fen">{move || fen.get()}</p>
-            <Suspense fallback=|| view! { <p class="status">"Probing…"</p> }>
-                {move || Suspend::new(async move {
-                    match answer.await {
-                        Ok(answer) => view! { <Answer answer fen=fen.get_untracked()/> }.into_any(),
-                        Err(message) => view! { <p class="status error">{message}</p> }.into_any(),
+    let orientation = RwSignal::new(Color::White);
+    let hover = RwSignal::new(None::<(Square, Square)>);
+    let editing = RwSignal::new(false);
+    // The move that led to each position seen in this tab, to highlight it
+    // again when back/forward return there.
+    let last_moves = RwSignal::new(HashMap::<String, (Square, Square)>::new());
+    let last_move = Signal::derive(move || {
+        let fen = current_fen.get()?;
+        last_moves.with(|m| m.get(&fen).copied())
+    });
+
+    let answer = Resource::new(
+        move || parsed.get().map(|p| to_fen(&p)),
+        |key| async move {
+            let fen = key?;
+            sendable(fetch_answer(fen.clone()))
+                .await
+                .map(|answer| (fen, answer))
+                .map_err(|err| err.error)
+        },
+    );
+
+    let go = Callback::new({
+        let navigate = navigate.clone();
+        move |fen: String| {
+            hover.set(None);
+            navigate(&format!("/?fen={}", encode(&fen)), Default::default());
+        }
+    });
+    let on_move = Callback::new(move |m: Move| {
+        let Some(mut after) = pos.get_untracked() else {
+            return;
+        };
+        let squares = move_squares(&m);
+        after.play_unchecked(m);
+        let fen = to_fen(&after);
+        if let Some(squares) = squares {
+            last_moves.update(|map| {
+                map.insert(fen.clone(), squares);
+            });
+        }
+        go.run(fen);
+    });
+    let on_pick = Callback::new(move |(fen, squares): (String, (Square, Square))| {
+        last_moves.update(|map| {
+            map.insert(fen, squares);
+        });
+    });
+    let on_hover = Callback::new(move |squares| hover.set(squares));
+
+    // Keyboard: ←/→ walk the history, f flips, e opens or closes the editor.
+    Effect::new(move |_| {
+        let handle = window_event_listener(ev::keydown, move |ev| {
+            let typing = ev
+                .target()
+                .and_then(|t| {
+                    use leptos::wasm_bindgen::JsCast;
+                    t.dyn_into::<leptos::web_sys::HtmlElement>().ok()
+                })
+                .is_some_and(|el| {
+                    matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
+                });
+            if typing || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+                return;
+            }
+            let history = window().history().ok();
+            match ev.key().as_str() {
+                "ArrowLeft" if !editing.get_untracked() => {
+                    if let Some(h) = history {
+                        let _ = h.back();
                     }
-                })}
-            </Suspense>
-        </section>
+                }
+                "ArrowRight" if !editing.get_untracked() => {
+                    if let Some(h) = history {
+                        let _ = h.forward();
+                    }
+                }
+                "f" => orientation.update(|o| *o = o.other()),
+                "e" => editing.update(|e| *e = !*e),
+                _ => return,
+            }
+            ev.prevent_default();
+        });
+        on_cleanup(move || handle.remove());
+    });
+
+    let (pending, set_pending) = signal(false);
+    // Effects run only in the browser: this marks the page as interactive,
+    // so tests (and curious people) can tell SSR from hydrated.
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+
+    let play_area = move || {
+        if editing.get() {
+            let start = placement.get_untracked();
+            let turn = pos
+                .get_untracked()
+                .map(|p| p.turn())
+                .unwrap_or(Color::White);
+            view! {
+                <Editor
+                    start
+                    start_turn=turn
+                    orientation
+                    on_done=Callback::new(move |fen: String| {
+                        editing.set(false);
+                        go.run(fen);
+                    })
+                    on_cancel=Callback::new(move |_| editing.set(false))
+                />
+            }
+            .into_any()
+        } else {
+            view! {
+                <Board
+                    pos
+                    placement
+                    orientation
+                    last_move
+                    hover
+                    on_move
+                />
+            }
+            .into_any()
+        }
+    };
+
+    let results = move || {
+        Suspend::new(async move {
+            let answer = answer.await;
+            let pos = parsed.get_untracked();
+            let view = match (pos, answer) {
+                (Err(reason), _) => view! {
+                    <Status text=format!("Illegal position: {reason}") class="error"/>
+                    <div class="move-list" data-fen="">
+                        <p class="no-moves">"No moves: the position is not legal."</p>
+                    </div>
+                }
+                .into_any(),
+                (Ok(pos), Ok((fen, answer))) => {
+                    let (text, class) = status_line(&pos, Ok(&answer));
+                    answer_view(&pos, fen, answer, text, class, on_hover, on_pick)
+                }
+                (Ok(pos), Err(message)) => {
+                    let (text, class) = status_line(&pos, Err(&message));
+                    let moves = listed_moves(&pos, &unknown_moves(&pos));
+                    view! {
+                        <Status text class/>
+                        <div class="move-list" data-fen=to_fen(&pos)>
+                            <MoveList moves on_hover on_pick/>
+                        </div>
+                    }
+                    .into_any()
+                }
+            };
+            view
+        })
+    };
+
+    view! {
+        <div
+            class="explorer"
+            class:editing=move || editing.get()
+            data-hydrated=move || hydrated.get().to_string()
+        >
+            <div class="play">
+                {play_area}
+                <div class="board-tools">
+                    <button class="flip" title="Flip the board (f)" on:click=move |_| orientation.update(|o| *o = o.other())>
+                        "⇅ Flip"
+                    </button>
+                    <button class="edit" title="Set up a position (e)" class:active=move || editing.get() on:click=move |_| editing.update(|e| *e = !*e)>
+                        {move || if editing.get() { "Close editor" } else { "✎ Editor" }}
+                    </button>
+                    <span class="turn">{move || pos.get().map(|p| turn_text(p.turn()))}</span>
+                </div>
+            </div>
+            <div class="side">
+                <div class="results" class:pending=move || pending.get() aria-busy=move || pending.get().to_string()>
+                    <Transition
+                        fallback=|| view! { <p class="status">"Probing the tables…"</p> }
+                        set_pending=set_pending
+                    >
+                        {results}
+                    </Transition>
+                </div>
+                <Mainline pos on_go=go/>
+                <FenBox fen=Signal::derive(move || current_fen.get().unwrap_or_else(|| fen.get())) on_fen=go/>
+                <Stats placement/>
+            </div>
+        </div>
     }
 }
 
-#[component]
-fn Answer(answer: TablebaseAnswer, fen: String) -> impl IntoView {
-    let status = status_text(&answer);
+/// The verdict and the grouped move list for an answered position.
+fn answer_view(
+    pos: &Chess,
+    fen: String,
+    answer: TablebaseAnswer,
+    text: String,
+    class: &'static str,
+    on_hover: Callback<Option<(Square, Square)>>,
+    on_pick: Callback<(String, (Square, Square))>,
+) -> AnyView {
+    let moves = listed_moves(pos, &answer.moves);
     view! {
-        <p class="status">{status}</p>
-        <MoveList moves=answer.moves fen/>
+        <Status text class/>
+        <div class="move-list" data-fen=fen>
+            <MoveList moves on_hover on_pick/>
+        </div>
     }
+    .into_any()
+}
+
+/// Resources need `Send` futures, but the browser's HTTP futures are not
+/// (WASM runs on one thread, so wrapping them is sound); on the server the
+/// engine's futures are `Send` already and must stay free to move threads.
+#[cfg(not(feature = "ssr"))]
+fn sendable<F: std::future::Future>(future: F) -> send_wrapper::SendWrapper<F> {
+    send_wrapper::SendWrapper::new(future)
+}
+
+#[cfg(feature = "ssr")]
+fn sendable<F: std::future::Future>(future: F) -> F {
+    future
 }

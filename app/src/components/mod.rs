@@ -1,4 +1,11 @@
 //! The page's components, one per file.
 
+pub mod board;
+pub mod editor;
 pub mod explorer;
+pub mod fen_box;
+pub mod mainline;
 pub mod move_list;
+pub mod pieces;
+pub mod stats;
+pub mod status;

@@ -1,74 +1,245 @@
-//! The list of legal moves with their outcome and DTZ, best first.
+//! Every legal move with its SAN and DTZ, grouped and coloured by what it
+//! leads to for the player making it, in the server's order (best first).
+//!
+//! Each move is a plain link to the position after it, so the list works
+//! with JavaScript off; when hydrated the router turns the links into
+//! client-side navigation and hovering a move shows it on the board.
 
 use leptos::prelude::*;
-use shakmaty::{Chess, Position, uci::UciMove};
+use shakmaty::{Chess, Position, Square, uci::UciMove};
 
 use crate::{
-    api::{Category, MoveInfo, TablebaseAnswer},
-    position::{parse_fen, to_fen},
+    api::{Category, MoveInfo},
+    components::status::category_class,
+    position::to_fen,
     source::encode,
 };
 
-/// A one-line summary of the position for the side to move.
-pub fn status_text(answer: &TablebaseAnswer) -> String {
-    let pos = &answer.pos;
-    if pos.checkmate {
-        return "Checkmate".to_string();
-    }
-    if pos.stalemate {
-        return "Stalemate: draw".to_string();
-    }
-    if pos.insufficient_material {
-        return "Insufficient material: draw".to_string();
-    }
-    let dtz = pos.dtz.map(|d| format!(", DTZ {d}")).unwrap_or_default();
-    format!("{}{dtz}", category_label(pos.category))
+/// The groups of the list, in the order a player looks for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Group {
+    Winning,
+    CursedBlessed,
+    Drawing,
+    Losing,
+    Unknown,
 }
 
-/// Words for a category from the side to move's view.
-pub fn category_label(category: Category) -> &'static str {
-    match category {
-        Category::Win | Category::SyzygyWin => "Win",
-        Category::MaybeWin => "Win or cursed win",
-        Category::CursedWin => "Cursed win (draw under the 50-move rule)",
-        Category::Draw => "Draw",
-        Category::BlessedLoss => "Blessed loss (draw under the 50-move rule)",
-        Category::MaybeLoss => "Loss or blessed loss",
-        Category::Loss | Category::SyzygyLoss => "Loss",
-        Category::Unknown => "Not in the tables",
+impl Group {
+    /// The group of a move, from the category the API gives (the opponent's view).
+    fn of(info: &MoveInfo) -> Group {
+        match info.pos.category.flip() {
+            Category::Win | Category::SyzygyWin | Category::MaybeWin => Group::Winning,
+            Category::CursedWin | Category::BlessedLoss => Group::CursedBlessed,
+            Category::Draw => Group::Drawing,
+            Category::Loss | Category::SyzygyLoss | Category::MaybeLoss => Group::Losing,
+            Category::Unknown => Group::Unknown,
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Group::Winning => "Winning",
+            Group::CursedBlessed => "Cursed win / blessed loss (drawn by the 50-move rule)",
+            Group::Drawing => "Drawing",
+            Group::Losing => "Losing",
+            Group::Unknown => "Unknown",
+        }
+    }
+
+    /// A shape next to the colour, so the groups differ without colour vision.
+    fn icon(self) -> &'static str {
+        match self {
+            Group::Winning => "▲",
+            Group::CursedBlessed => "◆",
+            Group::Drawing => "●",
+            Group::Losing => "▼",
+            Group::Unknown => "?",
+        }
+    }
+
+    fn class(self) -> &'static str {
+        match self {
+            Group::Winning => "win",
+            Group::CursedBlessed => "cursed",
+            Group::Drawing => "draw",
+            Group::Losing => "loss",
+            Group::Unknown => "unknown",
+        }
     }
 }
 
-/// The FEN after playing a UCI move, for the move's link.
-fn fen_after(fen: &str, uci: &str) -> Option<String> {
-    let mut pos: Chess = parse_fen(fen).ok()?;
-    let m = uci.parse::<UciMove>().ok()?.to_move(&pos).ok()?;
-    pos.play_unchecked(m);
-    Some(to_fen(&pos))
+/// A move as the list needs it: the API's answer plus where it leads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListedMove {
+    pub info: MoveInfo,
+    /// The FEN after the move, `None` if the move is not legal here (a stale answer).
+    pub fen_after: Option<String>,
+    pub squares: Option<(Square, Square)>,
+}
+
+/// Pairs each answered move with the position after it, computed locally.
+pub fn listed_moves(pos: &Chess, moves: &[MoveInfo]) -> Vec<ListedMove> {
+    moves
+        .iter()
+        .map(|info| {
+            let m = info
+                .uci
+                .parse::<UciMove>()
+                .ok()
+                .and_then(|uci| uci.to_move(pos).ok());
+            let fen_after = m.as_ref().map(|m| {
+                let mut after = pos.clone();
+                after.play_unchecked(m.clone());
+                to_fen(&after)
+            });
+            let squares = m.as_ref().and_then(crate::components::board::move_squares);
+            ListedMove {
+                info: info.clone(),
+                fen_after,
+                squares,
+            }
+        })
+        .collect()
+}
+
+/// Moves known locally when the tables have no answer: shown as "unknown".
+pub fn unknown_moves(pos: &Chess) -> Vec<MoveInfo> {
+    pos.legal_moves()
+        .into_iter()
+        .map(|m| {
+            let uci = m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+            let san = shakmaty::san::SanPlus::from_move(pos.clone(), m.clone()).to_string();
+            MoveInfo {
+                uci,
+                san,
+                zeroing: m.is_zeroing(),
+                conversion: m.is_capture() || m.is_promotion(),
+                pos: crate::api::PositionInfo {
+                    checkmate: false,
+                    stalemate: false,
+                    variant_win: false,
+                    variant_loss: false,
+                    insufficient_material: false,
+                    dtz: None,
+                    precise_dtz: None,
+                    dtm: None,
+                    dtw: None,
+                    dtc: None,
+                    category: Category::Unknown,
+                },
+            }
+        })
+        .collect()
 }
 
 #[component]
-pub fn MoveList(moves: Vec<MoveInfo>, fen: String) -> impl IntoView {
+pub fn MoveList(
+    moves: Vec<ListedMove>,
+    /// Called with a move's squares while the mouse is over it (`None` when it leaves).
+    on_hover: Callback<Option<(Square, Square)>>,
+    /// Called before the link navigates, to remember the move as the last move.
+    on_pick: Callback<(String, (Square, Square))>,
+) -> impl IntoView {
+    if moves.is_empty() {
+        return view! { <p class="no-moves">"No legal moves."</p> }.into_any();
+    }
+    // Consecutive runs of the same group, keeping the server's order.
+    let mut groups: Vec<(Group, Vec<ListedMove>)> = Vec::new();
+    for m in moves {
+        let group = Group::of(&m.info);
+        match groups.last_mut() {
+            Some((last, list)) if *last == group => list.push(m),
+            _ => groups.push((group, vec![m])),
+        }
+    }
     view! {
-        <ol class="moves">
-            {moves
+        <div class="groups">
+            {groups
                 .into_iter()
-                .map(|m| {
-                    let href = fen_after(&fen, &m.uci)
-                        .map(|after| format!("/?fen={}", encode(&after)))
-                        .unwrap_or_default();
-                    let dtz = m.pos.dtz.map(|d| d.to_string()).unwrap_or_default();
-                    let class = format!("move {}", m.pos.category.flip().as_str());
+                .map(|(group, moves)| {
                     view! {
-                        <li class=class data-uci=m.uci.clone()>
-                            <a href=href>
-                                <span class="san">{m.san.clone()}</span>
-                                <span class="dtz">{dtz}</span>
-                            </a>
-                        </li>
+                        <section class=format!("group {}", group.class())>
+                            <h3>
+                                <span class="icon" aria-hidden="true">{group.icon()}</span>
+                                " "
+                                {group.title()}
+                            </h3>
+                            <ul>
+                                {moves
+                                    .into_iter()
+                                    .map(|m| view! { <MoveRow m group on_hover on_pick/> })
+                                    .collect_view()}
+                            </ul>
+                        </section>
                     }
                 })
                 .collect_view()}
-        </ol>
+        </div>
+    }
+    .into_any()
+}
+
+#[component]
+fn MoveRow(
+    m: ListedMove,
+    group: Group,
+    on_hover: Callback<Option<(Square, Square)>>,
+    on_pick: Callback<(String, (Square, Square))>,
+) -> impl IntoView {
+    let info = m.info;
+    let href = m
+        .fen_after
+        .as_ref()
+        .map(|fen| format!("/?fen={}", encode(fen)))
+        .unwrap_or_default();
+    let dtz_attr = info.pos.dtz.map(|d| d.to_string()).unwrap_or_default();
+    let result = if info.pos.checkmate {
+        "Checkmate".to_string()
+    } else if info.pos.stalemate {
+        "Stalemate".to_string()
+    } else if info.pos.insufficient_material {
+        "Insufficient material".to_string()
+    } else {
+        match info.pos.dtz {
+            Some(0) | None => String::new(),
+            Some(d) => format!("DTZ {}", d.abs()),
+        }
+    };
+    let badge = if info.conversion {
+        Some("conversion")
+    } else if info.zeroing {
+        Some("zeroing")
+    } else {
+        None
+    };
+    let squares = m.squares;
+    let fen_after = m.fen_after.clone();
+    let mover_category = info.pos.category.flip();
+    view! {
+        <li>
+            <a
+                class=format!("move {}", category_class(mover_category))
+                href=href
+                data-uci=info.uci.clone()
+                data-san=info.san.clone()
+                data-dtz=dtz_attr
+                data-category=info.pos.category.as_str()
+                title=mover_category.as_str()
+                on:mouseenter=move |_| on_hover.run(squares)
+                on:mouseleave=move |_| on_hover.run(None)
+                on:click=move |_| {
+                    on_hover.run(None);
+                    if let (Some(fen), Some(squares)) = (fen_after.clone(), squares) {
+                        on_pick.run((fen, squares));
+                    }
+                }
+            >
+                <span class="icon" aria-hidden="true">{group.icon()}</span>
+                <span class="san">{info.san.clone()}</span>
+                {badge.map(|b| view! { <span class="badge">{b}</span> })}
+                <span class="dtz">{result}</span>
+            </a>
+        </li>
     }
 }

@@ -1,0 +1,61 @@
+//! The FEN box: shows the current position's FEN and loads a pasted one.
+//!
+//! Without JavaScript it is a plain GET form to `/?fen=`; hydrated, it checks
+//! the FEN in the browser first, and an invalid one gets an inline message
+//! while the board keeps what it had.
+
+use leptos::{ev::SubmitEvent, html, prelude::*};
+
+use crate::position::{parse_fen, to_fen};
+
+#[component]
+pub fn FenBox(
+    /// The FEN of the position on the board.
+    #[prop(into)]
+    fen: Signal<String>,
+    /// Called with a valid FEN (normalised) to show it.
+    on_fen: Callback<String>,
+) -> impl IntoView {
+    let message = RwSignal::new(None::<String>);
+    let input = NodeRef::<html::Input>::new();
+    // A new position makes an old complaint stale.
+    Effect::watch(move || fen.track(), move |_, _, _| message.set(None), false);
+
+    let on_submit = move |ev: SubmitEvent| {
+        ev.prevent_default();
+        let Some(el) = input.get_untracked() else {
+            return;
+        };
+        match parse_fen(&el.value()) {
+            Ok(pos) => {
+                message.set(None);
+                on_fen.run(to_fen(&pos));
+            }
+            Err(err) => message.set(Some(err.to_string())),
+        }
+    };
+
+    view! {
+        <form class="fen-box" method="get" action="/" on:submit=on_submit>
+            <label for="fen-input">"FEN"</label>
+            <div class="fen-row">
+                <input
+                    id="fen-input"
+                    name="fen"
+                    type="text"
+                    spellcheck="false"
+                    autocomplete="off"
+                    value=fen.get_untracked()
+                    prop:value=move || fen.get()
+                    node_ref=input
+                    aria-invalid=move || message.with(|m| m.is_some()).to_string()
+                    on:input=move |_| message.set(None)
+                />
+                <button type="submit">"Load"</button>
+            </div>
+            {move || {
+                message.get().map(|m| view! { <p class="fen-error" role="alert">{m}</p> })
+            }}
+        </form>
+    }
+}

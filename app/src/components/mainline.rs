@@ -1,0 +1,254 @@
+//! "Show line": the DTZ-optimal line from the current position, stepped
+//! through on the board and downloadable as PGN with the start FEN.
+//!
+//! The line comes from `/standard/mainline` once; stepping only changes the
+//! URL (each step is a shareable position), and the line stays on show while
+//! the board is on one of its positions.
+
+use leptos::{prelude::*, task::spawn_local};
+use shakmaty::{Chess, Color, Position, uci::UciMove};
+
+use crate::{
+    position::{parse_fen, to_fen},
+    source::{encode, fetch_mainline},
+};
+
+/// One fetched line: the start and the positions after each step.
+#[derive(Clone, Debug, PartialEq)]
+struct Line {
+    start: String,
+    /// (SAN, FEN after the move, DTZ before the move).
+    steps: Vec<(String, String, i32)>,
+    winner: Option<String>,
+}
+
+impl Line {
+    /// Where the board is in the line: 0 = start, i = after step i.
+    fn index_of(&self, fen: &str) -> Option<usize> {
+        if self.start == fen {
+            return Some(0);
+        }
+        self.steps.iter().position(|s| s.1 == fen).map(|i| i + 1)
+    }
+
+    fn fen_at(&self, index: usize) -> &str {
+        match index {
+            0 => &self.start,
+            i => self
+                .steps
+                .get(i - 1)
+                .map(|s| s.1.as_str())
+                .unwrap_or(&self.start),
+        }
+    }
+
+    /// The line as PGN, starting from its FEN.
+    fn pgn(&self) -> String {
+        let result = match self.winner.as_deref() {
+            Some("w") => "1-0",
+            Some("b") => "0-1",
+            _ => "1/2-1/2",
+        };
+        let start = parse_fen(&self.start).ok();
+        let (mut number, mut turn) = start
+            .as_ref()
+            .map(|p| (p.fullmoves().get(), p.turn()))
+            .unwrap_or((1, Color::White));
+        let mut moves = String::new();
+        for (i, (san, _, _)) in self.steps.iter().enumerate() {
+            if turn == Color::White {
+                moves.push_str(&format!("{number}. "));
+            } else if i == 0 {
+                moves.push_str(&format!("{number}... "));
+            }
+            moves.push_str(san);
+            moves.push(' ');
+            if turn == Color::Black {
+                number += 1;
+            }
+            turn = turn.other();
+        }
+        format!(
+            "[Event \"Zugzwang DTZ mainline\"]\n[Site \"Zugzwang\"]\n[Result \"{result}\"]\n[SetUp \"1\"]\n[FEN \"{}\"]\n\n{moves}{result}\n",
+            self.start
+        )
+    }
+}
+
+/// Builds the line's positions from the API's UCI moves.
+fn build_line(start: &Chess, answer: crate::api::MainlineAnswer) -> Line {
+    let mut pos = start.clone();
+    let mut steps = Vec::new();
+    for step in answer.mainline {
+        let Some(m) = step
+            .uci
+            .parse::<UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok())
+        else {
+            break;
+        };
+        pos.play_unchecked(m);
+        steps.push((step.san, to_fen(&pos), step.dtz));
+    }
+    Line {
+        start: to_fen(start),
+        steps,
+        winner: answer.winner,
+    }
+}
+
+/// Percent-encodes text for a `data:` URL.
+fn data_url(mime: &str, text: &str) -> String {
+    let mut out = format!("data:{mime};charset=utf-8,");
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[component]
+pub fn Mainline(
+    #[prop(into)] pos: Signal<Option<Chess>>,
+    /// Shows a position of the line (by FEN).
+    on_go: Callback<String>,
+) -> impl IntoView {
+    let line = RwSignal::new(None::<Line>);
+    let loading = RwSignal::new(false);
+    let error = RwSignal::new(None::<String>);
+    let current = Memo::new(move |_| pos.get().map(|p| to_fen(&p)));
+    let index = Memo::new(move |_| {
+        let fen = current.get()?;
+        line.with(|l| l.as_ref().and_then(|l| l.index_of(&fen)))
+    });
+    Effect::watch(
+        move || current.track(),
+        move |_, _, _| error.set(None),
+        false,
+    );
+
+    let show = move |_| {
+        let Some(start) = pos.get_untracked() else {
+            return;
+        };
+        loading.set(true);
+        error.set(None);
+        spawn_local(async move {
+            match fetch_mainline(to_fen(&start)).await {
+                Ok(answer) => line.set(Some(build_line(&start, answer))),
+                Err(err) => error.set(Some(err.error)),
+            }
+            loading.set(false);
+        });
+    };
+    let go = move |target: usize| {
+        if let Some(fen) = line.with_untracked(|l| l.as_ref().map(|l| l.fen_at(target).to_string()))
+        {
+            on_go.run(fen);
+        }
+    };
+    let last = move || line.with_untracked(|l| l.as_ref().map(|l| l.steps.len()).unwrap_or(0));
+
+    let body = move || {
+        let Some(i) = index.get() else {
+            return view! {
+                <button
+                    class="show-line"
+                    on:click=show
+                    disabled=move || loading.get() || pos.with(|p| p.is_none())
+                >
+                    {move || if loading.get() { "Loading line…" } else { "Show line" }}
+                </button>
+            }
+            .into_any();
+        };
+        let Some(l) = line.get() else {
+            return ().into_any();
+        };
+        let n = l.steps.len();
+        let pgn = data_url("application/x-chess-pgn", &l.pgn());
+        let outcome = match l.winner.as_deref() {
+            Some("w") => "White wins",
+            Some("b") => "Black wins",
+            _ => "Draw",
+        };
+        let steps = l
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(k, (san, fen, _))| {
+                let class = if k + 1 == i { "step current" } else { "step" };
+                view! {
+                    <li>
+                        <a class=class href=format!("/?fen={}", encode(fen))>
+                            {san.clone()}
+                        </a>
+                    </li>
+                }
+            })
+            .collect_view();
+        view! {
+            <div class="line">
+                <div class="line-nav">
+                    <button class="line-start" on:click=move |_| go(0) disabled=i == 0 title="Start">
+                        "⏮"
+                    </button>
+                    <button class="line-prev" on:click=move |_| go(i.saturating_sub(1)) disabled=i == 0 title="Back">
+                        "◀"
+                    </button>
+                    <span class="line-pos">{format!("{i} / {n}")}</span>
+                    <button class="line-next" on:click=move |_| go((i + 1).min(last())) disabled=i >= n title="Next">
+                        "▶"
+                    </button>
+                    <button class="line-end" on:click=move |_| go(last()) disabled=i >= n title="End">
+                        "⏭"
+                    </button>
+                    <a class="pgn" href=pgn download="zugzwang-line.pgn">
+                        "Download PGN"
+                    </a>
+                    <button class="line-close" on:click=move |_| line.set(None) title="Hide the line">
+                        "✕"
+                    </button>
+                </div>
+                <ol class="line-moves">{steps}</ol>
+                <p class="line-outcome">{format!("{outcome} after {n} plies")}</p>
+            </div>
+        }
+        .into_any()
+    };
+
+    view! {
+        <section class="mainline">
+            <h2>"DTZ mainline"</h2>
+            {body}
+            {move || error.get().map(|e| view! { <p class="line-error" role="alert">{e}</p> })}
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgn_numbers_moves_from_black() {
+        let line = Line {
+            start: "8/8/8/8/8/2k5/8/K1Q5 b - - 0 7".to_string(),
+            steps: vec![
+                ("Kb3".into(), String::new(), 3),
+                ("Qc2+".into(), String::new(), 2),
+            ],
+            winner: Some("w".into()),
+        };
+        let pgn = line.pgn();
+        assert!(
+            pgn.contains("[FEN \"8/8/8/8/8/2k5/8/K1Q5 b - - 0 7\"]"),
+            "{pgn}"
+        );
+        assert!(pgn.contains("7... Kb3 8. Qc2+ 1-0"), "{pgn}");
+    }
+}

@@ -1,0 +1,223 @@
+//! Endgame statistics for the material on the board: the share of wins,
+//! draws and losses for each side to move, and the longest win (in DTZ plies).
+//!
+//! The figures come from the Syzygy generator's per-table statistics,
+//! condensed into `stats.tsv` (about 6 KB, compiled in, so the server renders
+//! them and the browser needs no extra request). One line per table:
+//! material, then for white to move and for black to move the counts of wins,
+//! cursed wins, draws, cursed losses and losses, then the longest win for
+//! white and for black as plies and an example FEN (empty if none).
+//! Regenerate it from the generator's `*.txt` files with the short parser in
+//! the commit that added this file.
+
+use leptos::prelude::*;
+use shakmaty::{Color, Role};
+
+use crate::source::encode;
+
+const DATA: &str = include_str!("stats.tsv");
+
+/// The outcome counts of one table for one side to move.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Counts {
+    wins: u64,
+    cursed_wins: u64,
+    draws: u64,
+    cursed_losses: u64,
+    losses: u64,
+}
+
+impl Counts {
+    fn total(&self) -> u64 {
+        self.wins + self.cursed_wins + self.draws + self.cursed_losses + self.losses
+    }
+}
+
+/// Statistics of one table, from the view of the table's white side.
+#[derive(Clone, Debug, PartialEq)]
+struct TableStats {
+    white_to_move: Counts,
+    black_to_move: Counts,
+    longest_white: Option<(u32, String)>,
+    longest_black: Option<(u32, String)>,
+}
+
+fn lookup(material: &str) -> Option<TableStats> {
+    let line = DATA
+        .lines()
+        .find(|line| line.split('\t').next() == Some(material))?;
+    let cols: Vec<&str> = line.split('\t').collect();
+    let num = |i: usize| cols.get(i).and_then(|c| c.parse::<u64>().ok()).unwrap_or(0);
+    let counts = |at: usize| Counts {
+        wins: num(at),
+        cursed_wins: num(at + 1),
+        draws: num(at + 2),
+        cursed_losses: num(at + 3),
+        losses: num(at + 4),
+    };
+    let longest = |at: usize| {
+        let ply = cols.get(at)?.parse::<u32>().ok()?;
+        let fen = cols.get(at + 1)?.to_string();
+        Some((ply, format!("{fen} 0 1")))
+    };
+    Some(TableStats {
+        white_to_move: counts(1),
+        black_to_move: counts(6),
+        longest_white: longest(11),
+        longest_black: longest(13),
+    })
+}
+
+/// The material of one side as Syzygy names it: `KQR`, strongest first.
+fn side_material(board: &shakmaty::Board, color: Color) -> String {
+    [
+        Role::King,
+        Role::Queen,
+        Role::Rook,
+        Role::Bishop,
+        Role::Knight,
+        Role::Pawn,
+    ]
+    .into_iter()
+    .map(|role| {
+        let n = (board.by_color(color) & board.by_role(role)).count();
+        role.upper_char().to_string().repeat(n)
+    })
+    .collect()
+}
+
+/// The table's name for a board and whether the board's colours are the
+/// other way round from the table's (the tables list the stronger side first).
+fn table_for(board: &shakmaty::Board) -> Option<(String, bool)> {
+    let white = side_material(board, Color::White);
+    let black = side_material(board, Color::Black);
+    let direct = format!("{white}v{black}");
+    if lookup(&direct).is_some() {
+        return Some((direct, false));
+    }
+    let swapped = format!("{black}v{white}");
+    lookup(&swapped).is_some().then_some((swapped, true))
+}
+
+fn percent(part: u64, total: u64) -> String {
+    if total == 0 {
+        return "–".to_string();
+    }
+    format!("{:.1}%", part as f64 * 100.0 / total as f64)
+}
+
+#[component]
+pub fn Stats(#[prop(into)] placement: Signal<shakmaty::Board>) -> impl IntoView {
+    let view = move || {
+        let board = placement.get();
+        let Some((name, swapped)) = table_for(&board) else {
+            return view! {
+                <p class="stats-none">"No statistics for this material."</p>
+            }
+            .into_any();
+        };
+        let Some(stats) = lookup(&name) else {
+            return ().into_any();
+        };
+        // Rows for the board's colours: when the board has the table's colours
+        // swapped, the table's "white to move" is our black to move.
+        let (white_side, black_side) = if swapped {
+            (stats.black_to_move, stats.white_to_move)
+        } else {
+            (stats.white_to_move, stats.black_to_move)
+        };
+        // The generator counts outcomes from the side to move's view already.
+        let row = |label: &'static str, c: Counts| {
+            let total = c.total();
+            view! {
+                <tr>
+                    <th scope="row">{label}</th>
+                    <td class="win">{percent(c.wins, total)}</td>
+                    <td class="cursed">{percent(c.cursed_wins + c.cursed_losses, total)}</td>
+                    <td class="draw">{percent(c.draws, total)}</td>
+                    <td class="loss">{percent(c.losses, total)}</td>
+                </tr>
+            }
+        };
+        let longest = [
+            (
+                stats.longest_white.clone(),
+                if swapped { "Black" } else { "White" },
+            ),
+            (
+                stats.longest_black.clone(),
+                if swapped { "White" } else { "Black" },
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(longest, who)| {
+            let (ply, fen) = longest?;
+            // The example is in the table's colours (stronger side white).
+            let href = format!("/?fen={}", encode(&fen));
+            Some(view! {
+                <li>
+                    {format!("Longest win for {who}: DTZ {ply} plies ")}
+                    <a href=href>"(example)"</a>
+                </li>
+            })
+        })
+        .collect_view();
+        view! {
+            <div class="stats-body">
+                <p>
+                    "Table " <strong>{name.clone()}</strong>
+                    ": share of all positions, for the side to move"
+                </p>
+                <table>
+                    <thead>
+                        <tr>
+                            <th></th>
+                            <th class="win">"▲ win"</th>
+                            <th class="cursed">"◆ cursed / blessed"</th>
+                            <th class="draw">"● draw"</th>
+                            <th class="loss">"▼ loss"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {row("White to move", white_side)}
+                        {row("Black to move", black_side)}
+                    </tbody>
+                </table>
+                <ul class="longest">{longest}</ul>
+            </div>
+        }
+        .into_any()
+    };
+    view! {
+        <section class="stats">
+            <h2>"Endgame statistics"</h2>
+            {view}
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::fen::Fen;
+
+    fn board(fen: &str) -> shakmaty::Board {
+        Fen::from_ascii(fen.as_bytes())
+            .expect("fen")
+            .into_setup()
+            .board
+    }
+
+    #[test]
+    fn finds_tables_either_way_round() {
+        assert_eq!(
+            table_for(&board("8/8/8/8/4k3/8/1Q6/K7 w - - 0 1")),
+            Some(("KQvK".into(), false))
+        );
+        assert_eq!(
+            table_for(&board("8/8/8/8/4K3/8/1q6/k7 w - - 0 1")),
+            Some(("KQvK".into(), true))
+        );
+        assert!(lookup("KQvK").is_some_and(|s| s.longest_white.is_some_and(|l| l.0 == 20)));
+    }
+}

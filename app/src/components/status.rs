@@ -1,0 +1,91 @@
+//! The one-line verdict on the position: who wins, draws or loses and the DTZ,
+//! or why there is no verdict (mate, stalemate, outside the tables, illegal).
+
+use leptos::prelude::*;
+use shakmaty::{Chess, Color, Position};
+
+use crate::{
+    api::{Category, TablebaseAnswer},
+    components::pieces::color_name,
+    position::piece_count,
+};
+
+/// The verdict in words plus a class for its colour (`win`, `draw`, `loss`,
+/// `unknown`, `error`), seen from the side to move.
+pub fn status_line(pos: &Chess, answer: Result<&TablebaseAnswer, &str>) -> (String, &'static str) {
+    let side = capitalized(color_name(pos.turn()));
+    let other = capitalized(color_name(pos.turn().other()));
+    if pos.is_checkmate() {
+        return (format!("Checkmate: {other} wins"), "loss");
+    }
+    if pos.is_stalemate() {
+        return ("Stalemate: draw".to_string(), "draw");
+    }
+    if pos.is_insufficient_material() {
+        return ("Insufficient material: draw".to_string(), "draw");
+    }
+    let pieces = piece_count(pos);
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(message) if message.contains("table") || message.contains("cover") => {
+            return (
+                format!("Not in the tables ({pieces} pieces): {message}"),
+                "unknown",
+            );
+        }
+        Err(message) => return (format!("No answer from the tables: {message}"), "error"),
+    };
+    let dtz = answer
+        .pos
+        .dtz
+        .map(|d| format!(" · DTZ {}", d.abs()))
+        .unwrap_or_default();
+    let text = match answer.pos.category {
+        Category::Win | Category::SyzygyWin => format!("{side} to move wins{dtz}"),
+        Category::MaybeWin => format!("{side} to move wins or has a cursed win{dtz}"),
+        Category::CursedWin => {
+            format!("{side} to move has a cursed win: a draw under the 50-move rule{dtz}")
+        }
+        Category::Draw => format!("Draw ({side} to move)"),
+        Category::BlessedLoss => {
+            format!("{side} to move has a blessed loss: a draw under the 50-move rule{dtz}")
+        }
+        Category::MaybeLoss => format!("{side} to move loses or has a blessed loss{dtz}"),
+        Category::Loss | Category::SyzygyLoss => format!("{side} to move loses{dtz}"),
+        Category::Unknown => format!("Not in the tables ({pieces} pieces)"),
+    };
+    (text, category_class(answer.pos.category))
+}
+
+/// The colour class of a category from the view of whoever it describes.
+pub fn category_class(category: Category) -> &'static str {
+    match category {
+        Category::Win | Category::SyzygyWin | Category::MaybeWin => "win",
+        Category::CursedWin | Category::BlessedLoss => "cursed",
+        Category::Draw => "draw",
+        Category::Loss | Category::SyzygyLoss | Category::MaybeLoss => "loss",
+        Category::Unknown => "unknown",
+    }
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// Who is to move, for the line under the status.
+pub fn turn_text(turn: Color) -> String {
+    format!("{} to move", capitalized(color_name(turn)))
+}
+
+#[component]
+pub fn Status(text: String, class: &'static str) -> impl IntoView {
+    view! {
+        <p class=format!("status {class}") role="status" aria-live="polite">
+            {text}
+        </p>
+    }
+}

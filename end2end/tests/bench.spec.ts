@@ -1,0 +1,66 @@
+import { test } from '@playwright/test';
+import { openHydrated, waitForList } from './helpers';
+
+/**
+ * Benchmark, not a test: time from a click on a move to the new position's
+ * DTZ list being in the DOM (not pending), measured in the browser with
+ * performance.now() and a MutationObserver, over a random walk of moves.
+ * Runs only with BENCH=1 against a running server, e.g.
+ *   BENCH=1 BENCH_MOVES=200 npx playwright test bench
+ */
+test.skip(!process.env.BENCH, 'set BENCH=1 to run the click-to-render benchmark');
+
+test('click to DTZ list rendered', async ({ page }, testInfo) => {
+  test.setTimeout(600_000);
+  const starts = [
+    '4k3/8/8/8/8/8/8/4K2R w - - 0 1',
+    '8/8/3k4/8/8/3K4/3P4/8 w - - 0 1',
+    '8/8/8/4k3/8/8/8/1NB1K3 w - - 0 1',
+    '8/8/8/3k4/8/8/2Q5/4K3 w - - 0 1',
+  ];
+  const moves = Number(process.env.BENCH_MOVES ?? 150);
+  const times: number[] = [];
+  let start = 0;
+  await openHydrated(page, starts[0]);
+  await waitForList(page, starts[0]);
+  while (times.length < moves) {
+    const ms = await page.evaluate(async () => {
+      const links = [...document.querySelectorAll<HTMLAnchorElement>('.move-list a.move')];
+      if (links.length === 0 || document.querySelector('.status')?.textContent?.includes('Checkmate')) {
+        return -1;
+      }
+      // Prefer moves that keep the game going, so the walk stays in the tables.
+      const link = links[Math.floor(Math.random() * Math.min(links.length, 6))];
+      const href = link.getAttribute('href') ?? '';
+      const fen = decodeURIComponent(href.slice('/?fen='.length)).replace(/_/g, ' ');
+      return await new Promise<number>((resolve) => {
+        const done = () => {
+          const list = document.querySelector(`.move-list[data-fen="${CSS.escape(fen)}"]`);
+          const results = document.querySelector('.results');
+          if (list && results && !results.classList.contains('pending')) {
+            observer.disconnect();
+            resolve(performance.now() - t0);
+            return true;
+          }
+          return false;
+        };
+        const observer = new MutationObserver(done);
+        observer.observe(document.body, { subtree: true, childList: true, attributes: true });
+        const t0 = performance.now();
+        link.click();
+      });
+    });
+    if (ms < 0 || times.length % 40 === 39) {
+      start = (start + 1) % starts.length;
+      await openHydrated(page, starts[start]);
+      await waitForList(page, starts[start]);
+      continue;
+    }
+    times.push(ms);
+  }
+  times.sort((a, b) => a - b);
+  const pick = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
+  const summary = `click-to-render over ${times.length} moves: p50 ${pick(0.5).toFixed(1)} ms, p95 ${pick(0.95).toFixed(1)} ms, max ${times[times.length - 1].toFixed(1)} ms`;
+  console.log(summary);
+  await testInfo.attach('click-to-render', { body: `${summary}\n${JSON.stringify(times)}\n`, contentType: 'text/plain' });
+});

@@ -1,0 +1,52 @@
+import { test, expect } from '@playwright/test';
+import { boardPieces, clickSquare, fenOfUrl, openHydrated, waitForList } from './helpers';
+
+test('the editor builds KBN vs K from an empty board and shows a win', async ({ page }) => {
+  await openHydrated(page, '4k3/8/8/8/8/8/8/4K2R w - - 0 1');
+  await page.locator('button.edit').click();
+  await expect(page.locator('.editor')).toBeVisible();
+  await page.locator('.editor-controls button.clear').click();
+  expect(await boardPieces(page)).toEqual({});
+
+  const place = async (piece: string, square: string) => {
+    await page.locator(`.palette-piece[data-piece="${piece}"]`).click();
+    await clickSquare(page, square);
+  };
+  await place('wK', 'e1');
+  await place('wB', 'c1');
+  await place('wN', 'b1');
+  await place('bK', 'e8');
+  expect(await boardPieces(page)).toEqual({ e1: 'wK', c1: 'wB', b1: 'wN', e8: 'bK' });
+
+  // An illegal set-up is refused with the reason: a second black king.
+  await place('bK', 'a8');
+  await page.locator('.editor-controls button.done').click();
+  await expect(page.locator('.editor-error')).toContainText('too many kings');
+  // Drag the extra king off the board to remove it.
+  await page.locator('.palette-tool.hand').click();
+  const a8 = await page.locator('.board [data-square="a8"]').boundingBox();
+  if (!a8) throw new Error('a8 not on screen');
+  await page.mouse.move(a8.x + a8.width / 2, a8.y + a8.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(a8.x - 200, a8.y - 200, { steps: 8 });
+  await page.mouse.up();
+  expect((await boardPieces(page))['a8']).toBeUndefined();
+
+  await page.locator('.editor-controls button.done').click();
+  const fen = '4k3/8/8/8/8/8/8/1NB1K3 w - - 0 1';
+  await expect.poll(() => fenOfUrl(page.url())).toBe(fen);
+  await waitForList(page, fen);
+  await expect(page.locator('.status')).toHaveClass(/win/);
+  await expect(page.locator('.status')).toContainText('White to move wins');
+  await expect(page.locator('.stats')).toContainText('KBNvK');
+});
+
+test('the editor refuses a side not to move in check', async ({ page }) => {
+  // Black to move and in check is legal; white to move in it is not.
+  await openHydrated(page, '4k3/8/8/8/8/8/8/4RK2 b - - 0 1');
+  await page.keyboard.press('e');
+  await expect(page.locator('.editor')).toBeVisible();
+  await page.locator('.editor-controls input[value="w"]').check();
+  await page.locator('.editor-controls button.done').click();
+  await expect(page.locator('.editor-error')).toContainText('side not to move is in check');
+});

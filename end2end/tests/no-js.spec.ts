@@ -1,0 +1,42 @@
+import { test, expect } from '@playwright/test';
+import { apiAnswer, expectListMatchesApi, fenUrl } from './helpers';
+
+// The server renders the whole page: with JavaScript off it must still show
+// the board, the verdict and every move with its DTZ, as plain links.
+test.use({ javaScriptEnabled: false });
+
+const positions = [
+  '4k3/8/8/8/8/8/8/4K2R w - - 0 1', // KRvK, white wins
+  '8/8/8/8/4k3/8/4P3/4K3 b - - 0 1', // KPvK, black to move
+  '8/8/8/8/8/2k5/8/K1q5 w - - 0 1', // KvKQ: the side to move loses
+];
+
+for (const fen of positions) {
+  test(`without JavaScript, ${fen} shows every move and its DTZ`, async ({ page, request }) => {
+    const api = await apiAnswer(request, fen);
+    await page.goto(fenUrl(fen));
+    await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'false');
+    await expect(page.locator('.board [data-square]')).toHaveCount(64);
+    await expect(page.locator('.status')).toBeVisible();
+    await expectListMatchesApi(page, api);
+    // Moves are links to the next position.
+    const href = await page.locator('.move-list a.move').first().getAttribute('href');
+    expect(href).toMatch(/^\/\?fen=/);
+  });
+}
+
+test('without JavaScript, following a move link shows the next position', async ({ page, request }) => {
+  const fen = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';
+  await page.goto(fenUrl(fen));
+  const first = page.locator('.move-list a.move').first();
+  const href = (await first.getAttribute('href')) ?? '';
+  await first.click();
+  await expect(page).toHaveURL(new RegExp(href.replace(/[?]/g, '\\?').replace(/\//g, '\\/') + '$'));
+  const next = decodeURIComponent(href.slice('/?fen='.length)).replace(/_/g, ' ');
+  await expectListMatchesApi(page, await apiAnswer(request, next));
+});
+
+test('without JavaScript, an illegal position says why', async ({ page }) => {
+  await page.goto('/?fen=4k3/8/8/8/8/8/8/3KK3_w_-_-_0_1');
+  await expect(page.locator('.status')).toContainText('too many kings');
+});

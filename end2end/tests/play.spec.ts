@@ -1,0 +1,125 @@
+import { test, expect } from '@playwright/test';
+import {
+  apiAnswer,
+  boardPieces,
+  clickSquare,
+  dragSquare,
+  expectListMatchesApi,
+  fenOfUrl,
+  openHydrated,
+  waitForList,
+} from './helpers';
+
+const KRvK = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';
+
+test('a click-click move updates the board, the URL and the list', async ({ page, request }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  await clickSquare(page, 'h1');
+  await expect(page.locator('[data-square="h1"]')).toHaveClass(/selected/);
+  await expect(page.locator('[data-square="h7"]')).toHaveClass(/target/);
+  await clickSquare(page, 'h7');
+
+  const next = '4k3/7R/8/8/8/8/8/4K3 b - - 1 1';
+  await expect.poll(() => fenOfUrl(page.url())).toBe(next);
+  expect((await boardPieces(page))['h7']).toBe('wR');
+  expect((await boardPieces(page))['h1']).toBeUndefined();
+  await expect(page.locator('[data-square="h1"]')).toHaveClass(/last/);
+  await waitForList(page, next);
+  await expectListMatchesApi(page, await apiAnswer(request, next));
+});
+
+test('a drag-and-drop move updates the board, the URL and the list', async ({ page, request }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  await dragSquare(page, 'e1', 'd2');
+
+  const next = '4k3/8/8/8/8/8/3K4/7R b - - 1 1';
+  await expect.poll(() => fenOfUrl(page.url())).toBe(next);
+  const pieces = await boardPieces(page);
+  expect(pieces['d2']).toBe('wK');
+  expect(pieces['e1']).toBeUndefined();
+  await waitForList(page, next);
+  await expectListMatchesApi(page, await apiAnswer(request, next));
+});
+
+test('clicking a move in the list plays it', async ({ page, request }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  const first = page.locator('.move-list a.move').first();
+  const uci = (await first.getAttribute('data-uci')) ?? '';
+  await first.hover();
+  await expect(page.locator(`[data-square="${uci.slice(0, 2)}"]`)).toHaveClass(/hover/);
+  await first.click();
+  await expect.poll(() => fenOfUrl(page.url())).not.toBe(KRvK);
+  const next = fenOfUrl(page.url());
+  await waitForList(page, next);
+  await expectListMatchesApi(page, await apiAnswer(request, next));
+});
+
+test('promotion asks for the piece; back returns to the previous position', async ({ page, request }) => {
+  const KPvK = '8/4P3/8/8/8/2k5/8/K7 w - - 0 1';
+  await openHydrated(page, KPvK);
+  await waitForList(page, KPvK);
+  await clickSquare(page, 'e7');
+  await clickSquare(page, 'e8');
+  const dialog = page.locator('.promotion');
+  await expect(dialog).toBeVisible();
+  await expect(dialog.locator('button.choice')).toHaveCount(4);
+  await dialog.locator('button[data-role="n"]').click();
+
+  const next = '4N3/8/8/8/8/2k5/8/K7 b - - 0 1';
+  await expect.poll(() => fenOfUrl(page.url())).toBe(next);
+  expect((await boardPieces(page))['e8']).toBe('wN');
+  await waitForList(page, next);
+  await expectListMatchesApi(page, await apiAnswer(request, next));
+
+  await page.goBack();
+  await expect.poll(() => fenOfUrl(page.url())).toBe(KPvK);
+  expect((await boardPieces(page))['e7']).toBe('wP');
+  await waitForList(page, KPvK);
+  await expectListMatchesApi(page, await apiAnswer(request, KPvK));
+});
+
+test('keyboard: f flips, left and right walk the history', async ({ page }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  await clickSquare(page, 'h1');
+  await clickSquare(page, 'h7');
+  const next = '4k3/7R/8/8/8/8/8/4K3 b - - 1 1';
+  await expect.poll(() => fenOfUrl(page.url())).toBe(next);
+
+  await page.locator('body').press('ArrowLeft');
+  await expect.poll(() => fenOfUrl(page.url())).toBe(KRvK);
+  await page.locator('body').press('ArrowRight');
+  await expect.poll(() => fenOfUrl(page.url())).toBe(next);
+
+  const firstSquare = page.locator('.board [data-square]').first();
+  await expect(firstSquare).toHaveAttribute('data-square', 'a8');
+  await page.locator('body').press('f');
+  await expect(firstSquare).toHaveAttribute('data-square', 'h1');
+});
+
+test('an invalid FEN in the box shows the reason and keeps the board', async ({ page }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  const before = await boardPieces(page);
+  const input = page.locator('#fen-input');
+  await expect(input).toHaveValue(KRvK);
+
+  await input.fill('4k3/8/8 w - - 0 1');
+  await input.press('Enter');
+  await expect(page.locator('.fen-error')).toContainText('board part');
+  await input.fill('4k3/8/8/8/8/8/8/3KK3 w - - 0 1');
+  await input.press('Enter');
+  await expect(page.locator('.fen-error')).toContainText('too many kings');
+  expect(await boardPieces(page)).toEqual(before);
+  expect(fenOfUrl(page.url())).toBe(KRvK);
+
+  // A valid one loads.
+  const KQvK = '4k3/8/8/8/8/8/8/3QK3 w - - 0 1';
+  await input.fill(KQvK);
+  await input.press('Enter');
+  await expect.poll(() => fenOfUrl(page.url())).toBe(KQvK);
+  await expect(page.locator('.fen-error')).toHaveCount(0);
+});
