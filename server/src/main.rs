@@ -1,4 +1,4 @@
-use std::process::ExitCode;
+use std::{ffi::OsString, process::ExitCode};
 
 use clap::Parser;
 use server::{
@@ -16,7 +16,7 @@ async fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(with_default_command(std::env::args_os().collect()));
     let result = match cli.command {
         Command::Serve(args) => serve(args).await.map_err(|err| err.to_string()),
         Command::Probe(args) => probe(args).await,
@@ -42,4 +42,13 @@ async fn probe(args: ProbeArgs) -> Result<(), String> {
     };
     println!("{}", json.map_err(|err| err.to_string())?);
     Ok(())
+}
+
+/// `zugzwang` alone means `zugzwang serve`: cargo-leptos starts the binary
+/// without arguments (`cargo leptos serve`, `cargo leptos end-to-end`).
+fn with_default_command(mut args: Vec<OsString>) -> Vec<OsString> {
+    if args.len() == 1 {
+        args.push(OsString::from("serve"));
+    }
+    args
 }
