@@ -7,7 +7,11 @@ use clap::{Args, Parser, Subcommand};
 use crate::engine::EngineConfig;
 
 #[derive(Debug, Parser)]
-#[command(name = "zugzwang", version, about = "Syzygy endgame explorer and tablebase server")]
+#[command(
+    name = "zugzwang",
+    version,
+    about = "Syzygy endgame explorer and tablebase server"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -19,6 +23,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Print the API's answer for one position as JSON (for scripts).
     Probe(ProbeArgs),
+    /// Replay request logs against a server and plot response-time ECDFs.
+    Bench(crate::bench::BenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -34,6 +40,13 @@ pub struct ServeArgs {
     /// Requests allowed in progress at once; more are refused with 503 and Retry-After.
     #[arg(long, default_value_t = 512)]
     pub max_pending: usize,
+    /// Append the FEN of every served /standard request to this file, for
+    /// `zugzwang bench replay`.
+    #[arg(long, value_name = "FILE")]
+    pub request_log: Option<PathBuf>,
+    /// Past this size the request log is renamed to FILE.1 and started anew.
+    #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
+    pub request_log_max_bytes: u64,
 }
 
 #[derive(Debug, Args)]

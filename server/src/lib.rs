@@ -1,8 +1,10 @@
 //! Zugzwang's server: the probe engine, the table stores and the HTTP API.
 
+pub mod bench;
 pub mod cli;
 pub mod engine;
 pub mod http;
 pub mod limits;
+pub mod request_log;
 pub mod serve;
 pub mod store;

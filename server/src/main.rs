@@ -20,6 +20,9 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(args).await.map_err(|err| err.to_string()),
         Command::Probe(args) => probe(args).await,
+        Command::Bench(args) => server::bench::run(args)
+            .await
+            .map_err(|err| err.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

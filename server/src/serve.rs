@@ -9,6 +9,7 @@ use crate::{
     engine::{Engine, EngineConfig, LoadError},
     http::{AppState, router},
     limits,
+    request_log::{self, RequestLog, RequestLogError},
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +21,8 @@ pub enum ServeError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    RequestLog(#[from] RequestLogError),
     #[error("server stopped: {0}")]
     Serve(std::io::Error),
 }
@@ -40,6 +43,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     if engine.max_pieces() == 0 {
         tracing::warn!("no tables found: every position will be answered as unknown");
     }
+    let log = match &args.request_log {
+        Some(path) => {
+            tracing::info!("logging served positions to {}", path.display());
+            Some(RequestLog::open(path, args.request_log_max_bytes)?)
+        }
+        None => None,
+    };
     let state = AppState {
         engine: Arc::new(engine),
         leptos_options: leptos_options(args.bind),
@@ -51,7 +61,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             source,
         })?;
     tracing::info!("serving on http://{}", args.bind);
-    axum::serve(listener, router(state))
+    let mut app = router(state);
+    if let Some(log) = log {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            log,
+            request_log::middleware,
+        ));
+    }
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await
         .map_err(ServeError::Serve)
