@@ -1,6 +1,10 @@
 //! The Zugzwang web app: API types shared with the server, and the Leptos
 //! page rendered on the server and hydrated in the browser.
 
+// The page's nested view types are deep; the hydrate build needs more room
+// than the default limit of 128 to compute their layout.
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod components;
 pub mod position;
