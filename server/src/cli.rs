@@ -25,6 +25,11 @@ pub enum Command {
     Probe(ProbeArgs),
     /// Replay request logs against a server and plot response-time ECDFs.
     Bench(crate::bench::BenchArgs),
+    /// Manage the fast tier (table prefixes on fast storage).
+    #[command(subcommand)]
+    Tier(crate::tier::TierCommand),
+    /// Check table files against the published sha256 digests.
+    Verify(crate::verify::VerifyArgs),
 }
 
 #[derive(Debug, Args)]
@@ -47,6 +52,13 @@ pub struct ServeArgs {
     /// Past this size the request log is renamed to FILE.1 and started anew.
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
     pub request_log_max_bytes: u64,
+    /// Check every table against the published digests in the background,
+    /// yielding to requests; progress and findings are on /metrics.
+    #[arg(long)]
+    pub scrub: bool,
+    /// Scrub read rate limit in MB/s.
+    #[arg(long, default_value_t = 50.0, value_name = "MB_PER_S")]
+    pub scrub_rate: f64,
 }
 
 #[derive(Debug, Args)]
@@ -79,6 +91,13 @@ pub struct TableArgs {
     /// disables read-ahead. Off by default: explorers' reads are less random than they look.
     #[arg(long)]
     pub advise_random: bool,
+    /// Fast tier built by `zugzwang tier build`: table prefixes are read from
+    /// there, data blocks from --tables (at most one slow read per lookup).
+    #[arg(long, value_name = "FAST_DIR")]
+    pub fast: Option<PathBuf>,
+    /// Skip the per-block checksum check on read (only to measure its cost).
+    #[arg(long, hide = true)]
+    pub no_block_checks: bool,
 }
 
 impl TableArgs {
@@ -88,6 +107,8 @@ impl TableArgs {
             probe_threads: self.probe_threads,
             mmap: self.mmap,
             advise_random: self.advise_random,
+            fast: self.fast.clone(),
+            check_blocks: !self.no_block_checks,
             ..EngineConfig::default()
         }
     }

@@ -8,3 +8,5 @@ pub mod limits;
 pub mod request_log;
 pub mod serve;
 pub mod store;
+pub mod tier;
+pub mod verify;

@@ -23,6 +23,8 @@ async fn main() -> ExitCode {
         Command::Bench(args) => server::bench::run(args)
             .await
             .map_err(|err| err.to_string()),
+        Command::Tier(command) => server::tier::run(command),
+        Command::Verify(args) => server::verify::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

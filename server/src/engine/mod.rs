@@ -20,7 +20,7 @@ pub use tables::{LoadError, LoadedDirectory, Tables};
 
 use crate::store::{
     embedded::{EMBEDDED_DIR, EmbeddedFilesystem},
-    pread::PreadFilesystem,
+    tiered::TieredFilesystem,
 };
 
 /// How the engine reads tables and how much it does at once.
@@ -38,6 +38,10 @@ pub struct EngineConfig {
     pub mmap: bool,
     /// Hint random access to the kernel (POSIX_FADV_RANDOM).
     pub advise_random: bool,
+    /// Fast tier holding the tables' prefixes (`zugzwang tier build`).
+    pub fast: Option<PathBuf>,
+    /// Check reads against recorded block checksums where there are some.
+    pub check_blocks: bool,
 }
 
 impl Default for EngineConfig {
@@ -49,6 +53,8 @@ impl Default for EngineConfig {
             cache_entries: 10_000,
             mmap: false,
             advise_random: false,
+            fast: None,
+            check_blocks: true,
         }
     }
 }
@@ -188,5 +194,9 @@ fn filesystem(config: &EngineConfig) -> Arc<dyn Filesystem> {
         let fs = unsafe { shakmaty_syzygy::filesystem::MmapFilesystem::new() };
         return Arc::new(fs.with_advise_random(config.advise_random));
     }
-    Arc::new(PreadFilesystem::new(config.advise_random))
+    Arc::new(TieredFilesystem::new(
+        config.advise_random,
+        config.fast.clone(),
+        config.check_blocks,
+    ))
 }

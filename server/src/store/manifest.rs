@@ -1,0 +1,201 @@
+//! What the fast tier holds for one table, and how to tell it is current.
+//!
+//! For each table `NAME` the fast directory holds `NAME.prefix` (the table's
+//! first bytes: header, sparse index, block lengths, rounded up to a whole
+//! checksum block), `NAME.sums` (a checksum per block of the whole table) and
+//! `NAME.manifest`, written last, so a manifest only exists for a complete
+//! set. The manifest records the source file's size and modification time:
+//! a table replaced since is detected and its prefix not used.
+
+use std::{
+    fs::{self, File, Metadata},
+    io::{self, Write},
+    path::{Path, PathBuf},
+    time::UNIX_EPOCH,
+};
+
+const MAGIC: &str = "zugzwang-tier 1";
+
+/// The record of one table's entry in the fast tier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    pub table: String,
+    pub source_size: u64,
+    /// Modification time of the source, nanoseconds since the epoch.
+    pub source_mtime_ns: i128,
+    /// Where the data blocks begin.
+    pub prefix_len: u64,
+    /// Bytes kept in `NAME.prefix` (0 for checksums only).
+    pub fast_len: u64,
+    /// xxh3-128 of those bytes, hex.
+    pub prefix_digest: String,
+    pub block_size: u32,
+    pub hash: String,
+    /// sha256 of the whole source, hex, as computed when the entry was built.
+    pub sha256: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error(
+        "{path}: not a zugzwang tier manifest ({detail}); rebuild it with `zugzwang tier build`"
+    )]
+    Invalid { path: PathBuf, detail: String },
+}
+
+pub fn manifest_path(dir: &Path, table: &str) -> PathBuf {
+    dir.join(format!("{table}.manifest"))
+}
+
+pub fn prefix_path(dir: &Path, table: &str) -> PathBuf {
+    dir.join(format!("{table}.prefix"))
+}
+
+pub fn sums_path(dir: &Path, table: &str) -> PathBuf {
+    dir.join(format!("{table}.sums"))
+}
+
+/// Modification time in nanoseconds since the epoch (negative before it).
+pub fn mtime_ns(meta: &Metadata) -> i128 {
+    match meta.modified() {
+        Ok(time) => match time.duration_since(UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i128,
+            Err(before) => -(before.duration().as_nanos() as i128),
+        },
+        Err(_) => 0,
+    }
+}
+
+impl Manifest {
+    /// Whether the source file is still the one this entry was built from.
+    pub fn matches_source(&self, meta: &Metadata) -> bool {
+        meta.len() == self.source_size && mtime_ns(meta) == self.source_mtime_ns
+    }
+
+    /// Why the source no longer matches, for the log.
+    pub fn staleness(&self, meta: &Metadata) -> String {
+        format!(
+            "the table changed since the fast tier was built (size {} → {}, mtime {} → {} ns); rerun `zugzwang tier build`",
+            self.source_size,
+            meta.len(),
+            self.source_mtime_ns,
+            mtime_ns(meta)
+        )
+    }
+
+    pub fn render(&self) -> String {
+        format!(
+            "{MAGIC}\ntable {}\nsource_size {}\nsource_mtime_ns {}\nprefix_len {}\nfast_len {}\nprefix_xxh3_128 {}\nblock_size {}\nhash {}\nsha256 {}\n",
+            self.table,
+            self.source_size,
+            self.source_mtime_ns,
+            self.prefix_len,
+            self.fast_len,
+            self.prefix_digest,
+            self.block_size,
+            self.hash,
+            self.sha256
+        )
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest, ManifestError> {
+        let invalid = |detail: &str| ManifestError::Invalid {
+            path: path.to_path_buf(),
+            detail: detail.to_string(),
+        };
+        let mut lines = text.lines();
+        if lines.next() != Some(MAGIC) {
+            return Err(invalid("unknown first line"));
+        }
+        let fields: std::collections::HashMap<&str, &str> =
+            lines.filter_map(|l| l.split_once(' ')).collect();
+        let field = |key: &str| {
+            fields
+                .get(key)
+                .copied()
+                .ok_or_else(|| invalid(&format!("no {key}")))
+        };
+        let number = |key: &str| {
+            field(key)?
+                .parse::<u64>()
+                .map_err(|_| invalid(&format!("{key} is not a number")))
+        };
+        let block_size = u32::try_from(number("block_size")?)
+            .ok()
+            .filter(|&b| b >= 64 && b.is_power_of_two())
+            .ok_or_else(|| invalid("block_size must be a power of two of at least 64"))?;
+        Ok(Manifest {
+            table: field("table")?.to_string(),
+            source_size: number("source_size")?,
+            source_mtime_ns: field("source_mtime_ns")?
+                .parse()
+                .map_err(|_| invalid("source_mtime_ns is not a number"))?,
+            prefix_len: number("prefix_len")?,
+            fast_len: number("fast_len")?,
+            prefix_digest: field("prefix_xxh3_128")?.to_string(),
+            block_size,
+            hash: field("hash")?.to_string(),
+            sha256: field("sha256")?.to_string(),
+        })
+    }
+
+    /// Reads the manifest of `table` in `dir`; `Ok(None)` when there is none.
+    pub fn load(dir: &Path, table: &str) -> Result<Option<Manifest>, ManifestError> {
+        let path = manifest_path(dir, table);
+        match fs::read_to_string(&path) {
+            Ok(text) => Manifest::parse(&text, &path).map(Some),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(ManifestError::Io { path, source }),
+        }
+    }
+}
+
+/// Writes a file so that readers see the old content or the complete new
+/// one, never a torn write: temporary file, fsync, rename, fsync of the
+/// directory. The temporary file is removed on failure (a full disk must not
+/// leave debris that fills it further).
+pub fn write_atomic(path: &Path, chunks: &[&[u8]]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let result = (|| {
+        let mut file = File::create(&tmp)?;
+        for chunk in chunks {
+            file.write_all(chunk)?;
+        }
+        file.sync_all()?;
+        fs::rename(&tmp, path)?;
+        File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let m = Manifest {
+            table: "KQvK.rtbw".into(),
+            source_size: 123,
+            source_mtime_ns: 1_700_000_000_123_456_789,
+            prefix_len: 100,
+            fast_len: 123,
+            prefix_digest: "ab".into(),
+            block_size: 4096,
+            hash: "xxh3-64".into(),
+            sha256: "cd".into(),
+        };
+        assert_eq!(Manifest::parse(&m.render(), Path::new("x")).unwrap(), m);
+        assert!(Manifest::parse("garbage", Path::new("x")).is_err());
+    }
+}

@@ -1,0 +1,331 @@
+//! Table files split over two tiers, with every read checked.
+//!
+//! A lookup walks a table's sparse index, then its block-length list, then
+//! reads one compressed data block. The first two sit in the table's prefix,
+//! kept on fast storage by `zugzwang tier build`; the data block stays on the
+//! slow disks. So a lookup costs at most one slow read, hot or cold.
+//!
+//! Nothing in the fast tier is trusted: a prefix is used only while its
+//! manifest matches the source file (size and modification time), and every
+//! block read from either tier is checked against the checksums recorded when
+//! the tier was built. A prefix that is missing, stale or damaged is
+//! abandoned for its table (logged once, counted) and the slow tier answers;
+//! a damaged block on the slow tier is an error for that read, never a wrong
+//! value.
+
+use std::{
+    cell::RefCell,
+    fs, io,
+    path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Instant,
+};
+
+use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
+
+use super::{
+    integrity::{BlockSums, HASH_NAME, IntegrityError},
+    manifest::{Manifest, prefix_path, sums_path},
+    metrics::{self, Tier},
+    pread::PreadFilesystem,
+};
+
+/// Where `zugzwang verify --init` keeps checksums for tables served without a
+/// fast tier: a folder inside the table directory.
+pub const INTEGRITY_SUBDIR: &str = ".zugzwang";
+
+/// Reads tables from the slow directories, their prefixes from the fast one.
+#[derive(Debug, Clone)]
+pub struct TieredFilesystem {
+    slow: PreadFilesystem,
+    fast_dir: Option<PathBuf>,
+    check_blocks: bool,
+}
+
+impl TieredFilesystem {
+    /// `fast_dir`: built by `zugzwang tier build`; without it, tables are read
+    /// from the slow tier only, checked when `verify --init` recorded sums.
+    /// `check_blocks: false` skips checksums (to measure what they cost).
+    pub fn new(advise_random: bool, fast_dir: Option<PathBuf>, check_blocks: bool) -> Self {
+        TieredFilesystem {
+            slow: PreadFilesystem::new(advise_random),
+            fast_dir,
+            check_blocks,
+        }
+    }
+
+    /// What the fast tier (or the integrity folder) offers for one table.
+    fn entry(&self, path: &Path, table: &str) -> Entry {
+        let mut entry = Entry::default();
+        let dirs = self
+            .fast_dir
+            .iter()
+            .cloned()
+            .chain(path.parent().map(|p| p.join(INTEGRITY_SUBDIR)));
+        let mut found = None;
+        for dir in dirs {
+            match Manifest::load(&dir, table) {
+                Ok(Some(manifest)) => {
+                    found = Some((dir, manifest));
+                    break;
+                }
+                Ok(None) => {}
+                Err(err) => {
+                    fallback(table, &err.to_string());
+                    return entry;
+                }
+            }
+        }
+        let Some((dir, manifest)) = found else {
+            if self.fast_dir.is_some() {
+                fallback(
+                    table,
+                    "no prefix in the fast tier; run `zugzwang tier build`",
+                );
+            }
+            return entry;
+        };
+        let meta = match fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(err) => {
+                fallback(table, &format!("cannot stat the table: {err}"));
+                return entry;
+            }
+        };
+        if !manifest.matches_source(&meta) {
+            fallback(table, &manifest.staleness(&meta));
+            return entry;
+        }
+        if self.check_blocks {
+            if manifest.hash != HASH_NAME {
+                fallback(
+                    table,
+                    &format!(
+                        "checksums use {} (expected {HASH_NAME}); rebuild the tier",
+                        manifest.hash
+                    ),
+                );
+                return entry;
+            }
+            let sums = fs::read(sums_path(&dir, table)).ok().and_then(|bytes| {
+                BlockSums::from_bytes(&bytes, manifest.block_size, manifest.source_size)
+            });
+            match sums {
+                Some(sums) => entry.sums = Some(Arc::new(sums)),
+                None => {
+                    fallback(
+                        table,
+                        "the block checksums are missing or damaged; rebuild the tier",
+                    );
+                    return entry;
+                }
+            }
+        }
+        if manifest.fast_len == 0 {
+            return entry;
+        }
+        let prefix = prefix_path(&dir, table);
+        let size = fs::metadata(&prefix).map(|m| m.len());
+        match size {
+            Ok(size) if size == manifest.fast_len => match self.slow.open(&prefix) {
+                Ok(file) => {
+                    entry.prefix = Some(file);
+                    entry.fast_len = manifest.fast_len;
+                }
+                Err(err) => fallback(table, &format!("cannot open the prefix: {err}")),
+            },
+            Ok(size) => fallback(
+                table,
+                &format!(
+                    "the prefix has {size} bytes, the manifest says {}; rebuild the tier",
+                    manifest.fast_len
+                ),
+            ),
+            Err(err) => fallback(table, &format!("cannot read the prefix: {err}")),
+        }
+        entry
+    }
+}
+
+#[derive(Default)]
+struct Entry {
+    prefix: Option<Box<dyn RandomAccessFile>>,
+    fast_len: u64,
+    sums: Option<Arc<BlockSums>>,
+}
+
+/// Counts and logs (once per table) a table served without its prefix.
+fn fallback(table: &str, reason: &str) {
+    if metrics::global().record_fallback(table, reason) {
+        tracing::warn!("{table}: serving from the slow tier only: {reason}");
+    }
+}
+
+impl Filesystem for TieredFilesystem {
+    fn regular_file_size(&self, path: &Path) -> io::Result<u64> {
+        self.slow.regular_file_size(path)
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        self.slow.read_dir(path)
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        let slow = self.slow.open(path)?;
+        let file_size = fs::metadata(path)?.len();
+        let table: Arc<str> = path
+            .file_name()
+            .map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+            .into();
+        let entry = self.entry(path, &table);
+        Ok(Box::new(TieredFile {
+            path: path.to_path_buf(),
+            table,
+            file_size,
+            slow,
+            prefix_ok: AtomicBool::new(entry.prefix.is_some()),
+            prefix: entry.prefix,
+            fast_len: entry.fast_len,
+            sums: entry.sums,
+        }))
+    }
+}
+
+/// One open table.
+struct TieredFile {
+    path: PathBuf,
+    table: Arc<str>,
+    file_size: u64,
+    slow: Box<dyn RandomAccessFile>,
+    prefix: Option<Box<dyn RandomAccessFile>>,
+    /// Bytes `0..fast_len` are in the prefix file.
+    fast_len: u64,
+    /// Cleared when the prefix turns out damaged or unreadable.
+    prefix_ok: AtomicBool,
+    sums: Option<Arc<BlockSums>>,
+}
+
+thread_local! {
+    /// Reused buffer for reads widened to whole checksum blocks.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+impl TieredFile {
+    fn fast_end(&self) -> u64 {
+        if self.prefix.is_some() && self.prefix_ok.load(Ordering::Relaxed) {
+            self.fast_len
+        } else {
+            0
+        }
+    }
+
+    fn read_tier(&self, tier: Tier, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<()> {
+        let file = match (tier, &self.prefix) {
+            (Tier::Fast, Some(prefix)) => prefix,
+            _ => &self.slow,
+        };
+        let started = Instant::now();
+        let result = file.read_exact_at(buf, offset, hint);
+        metrics::global().record_read(
+            &self.table,
+            tier,
+            hint,
+            offset,
+            buf.len(),
+            started.elapsed(),
+        );
+        result
+    }
+
+    fn abandon_prefix(&self, reason: &str) {
+        self.prefix_ok.store(false, Ordering::Relaxed);
+        fallback(&self.table, reason);
+    }
+
+    fn integrity_error(&self, offset: u64, sums: &BlockSums) -> io::Error {
+        metrics::global().record_integrity_failure(&self.table);
+        let err = IntegrityError {
+            path: self.path.clone(),
+            offset,
+            block_size: sums.block_size,
+        };
+        tracing::error!("{err}");
+        err.into_io()
+    }
+
+    /// Reads `buf.len()` bytes at `offset` (within the file), from the fast
+    /// tier below `fast_end` and the slow tier above, checking whole blocks
+    /// when checksums are known.
+    fn read_range(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<()> {
+        let split = self.fast_end().clamp(offset, offset + buf.len() as u64);
+        let (fast, slow) = buf.split_at_mut((split - offset) as usize);
+        if !fast.is_empty() {
+            let outcome = self
+                .read_tier(Tier::Fast, fast, offset, hint)
+                .map_err(|e| e.to_string());
+            let outcome = outcome.and_then(|()| match &self.sums {
+                Some(sums) => sums.check(offset, fast).map_err(|bad| {
+                    format!("the prefix block at offset {bad} does not match its checksum")
+                }),
+                None => Ok(()),
+            });
+            if let Err(reason) = outcome {
+                self.abandon_prefix(&reason);
+                self.read_slow(fast, offset, hint)?;
+            }
+        }
+        if !slow.is_empty() {
+            self.read_slow(slow, split, hint)?;
+        }
+        Ok(())
+    }
+
+    fn read_slow(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<()> {
+        self.read_tier(Tier::Slow, buf, offset, hint)?;
+        if let Some(sums) = &self.sums {
+            sums.check(offset, buf)
+                .map_err(|bad| self.integrity_error(bad, sums))?;
+        }
+        Ok(())
+    }
+}
+
+impl RandomAccessFile for TieredFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
+        if offset >= self.file_size {
+            return Ok(0);
+        }
+        let len = buf.len().min((self.file_size - offset) as usize);
+        let buf = &mut buf[..len];
+        let Some(sums) = &self.sums else {
+            self.read_range(buf, offset, hint)?;
+            return Ok(len);
+        };
+        let (start, end) = sums.widen(offset, len);
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            scratch.resize((end - start) as usize, 0);
+            self.read_range(&mut scratch, start, hint)?;
+            let from = (offset - start) as usize;
+            buf.copy_from_slice(&scratch[from..from + len]);
+            Ok(len)
+        })
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<()> {
+        let n = self.read_at(buf, offset, hint)?;
+        if n < buf.len() {
+            // Past the end: let the pread layer explain (truncated or replaced file).
+            return self
+                .slow
+                .read_exact_at(&mut buf[n..], offset + n as u64, hint);
+        }
+        Ok(())
+    }
+}

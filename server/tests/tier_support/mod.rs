@@ -1,0 +1,186 @@
+//! Shared by the tier and integrity tests: where the tables and request logs
+//! are, and a replay that checks the reads of every table lookup.
+
+#![allow(dead_code)]
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use server::store::{
+    format,
+    metrics::{self, ReadEvent, Tier},
+    tiered::TieredFilesystem,
+};
+use shakmaty::{CastlingMode, Chess, fen::Fen};
+use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
+
+/// The 3- and 4-piece tables kept in the repository.
+pub fn embedded_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tables")
+}
+
+/// The shared real tables (3-4 piece and some 5-piece), when present.
+pub fn shared_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/syzygy/standard"
+    ));
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIPPED: {} is missing; the 5-piece part of this test did not run",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// Positions of a request log in `shared/workloads`, when present.
+pub fn workload(name: &str) -> Option<Vec<Chess>> {
+    let path = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/workloads"
+    ))
+    .join(name);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!(
+            "SKIPPED: {} is missing; its replay did not run",
+            path.display()
+        );
+        return None;
+    };
+    Some(
+        text.lines()
+            .filter_map(|line| Fen::from_ascii(line.trim().as_bytes()).ok())
+            .filter_map(|fen| fen.into_position::<Chess>(CastlingMode::Standard).ok())
+            .collect(),
+    )
+}
+
+pub fn tablebase(dirs: &[PathBuf], fast: Option<&Path>, check_blocks: bool) -> Tablebase<Chess> {
+    let fs = TieredFilesystem::new(false, fast.map(Path::to_path_buf), check_blocks);
+    let mut tb = Tablebase::with_filesystem(Arc::new(fs));
+    for dir in dirs {
+        tb.add_directory(dir).expect("table directory");
+    }
+    tb
+}
+
+/// What a replay saw.
+#[derive(Debug, Default, Clone)]
+pub struct Replay {
+    pub positions: u64,
+    pub unanswered: u64,
+    pub lookups: u64,
+    pub fast_reads: u64,
+    pub slow_reads: u64,
+    /// Reads of table headers (when a table is opened) that went to the slow tier.
+    pub slow_header_reads: u64,
+    /// Lookups by the number of slow reads they made (0, 1, 2, 3 or more).
+    pub by_slow_reads: [u64; 4],
+    pub max_slow_per_lookup: u64,
+}
+
+impl Replay {
+    pub fn slow_per_lookup(&self) -> f64 {
+        (self.slow_reads - self.slow_header_reads) as f64 / self.lookups.max(1) as f64
+    }
+
+    pub fn print(&self, label: &str) {
+        println!(
+            "{label}: {} positions ({} not in the tables), {} table lookups, reads fast={} slow={} (of which table-open header reads slow={}), slow reads per lookup: mean {:.3}, max {}, lookups with 0/1/2/3+ slow reads: {:?}",
+            self.positions,
+            self.unanswered,
+            self.lookups,
+            self.fast_reads,
+            self.slow_reads,
+            self.slow_header_reads,
+            self.slow_per_lookup(),
+            self.max_slow_per_lookup,
+            self.by_slow_reads
+        );
+    }
+}
+
+/// Splits a thread's reads into table lookups and counts each one's slow
+/// reads. A lookup (one probe of one table: shakmaty-syzygy's
+/// `decompress_pairs`) reads the sparse index exactly once, first, then
+/// block lengths, then one data block (DTZ: then the value map). So a lookup
+/// is the run of reads from one sparse-index read to the next. Header reads
+/// are not part of any lookup: they happen when a table is opened, possibly
+/// in the middle of a probe that then looks up another table; they are
+/// counted apart. Single-valued tables are answered without any read and
+/// are not lookups here.
+pub fn count_lookups(events: &[ReadEvent], replay: &mut Replay) {
+    let mut current: Option<u64> = None;
+    let close = |slow: Option<u64>, replay: &mut Replay| {
+        if let Some(slow) = slow {
+            replay.lookups += 1;
+            replay.by_slow_reads[slow.min(3) as usize] += 1;
+            replay.max_slow_per_lookup = replay.max_slow_per_lookup.max(slow);
+        }
+    };
+    for event in events {
+        match event.tier {
+            Tier::Fast => replay.fast_reads += 1,
+            Tier::Slow => replay.slow_reads += 1,
+        }
+        if event.hint == ReadHint::Header {
+            if event.tier == Tier::Slow {
+                replay.slow_header_reads += 1;
+            }
+            continue;
+        }
+        if event.hint == ReadHint::SparseIndex {
+            close(current.take(), replay);
+            current = Some(0);
+        }
+        if event.tier == Tier::Slow {
+            *current.get_or_insert(0) += 1;
+        }
+    }
+    close(current, replay);
+}
+
+/// Probes WDL and DTZ of every position (as the server does for each
+/// position it shows), recording the reads; `each_lookup_batch` sees the
+/// reads of each position's probes.
+pub fn replay(
+    tb: &Tablebase<Chess>,
+    positions: &[Chess],
+    mut each_position: impl FnMut(&[ReadEvent]),
+) -> Replay {
+    let mut replay = Replay::default();
+    metrics::start_thread_log();
+    for pos in positions {
+        replay.positions += 1;
+        let wdl = tb.probe_wdl_after_zeroing(pos);
+        let dtz = tb.probe_dtz(pos);
+        if wdl.is_err() || dtz.is_err() {
+            replay.unanswered += 1;
+        }
+        let events = metrics::take_thread_log();
+        each_position(&events);
+        count_lookups(&events, &mut replay);
+    }
+    replay
+}
+
+/// Prefix length of every table in the directories.
+pub fn prefix_lengths(dirs: &[PathBuf]) -> HashMap<String, u64> {
+    let mut lengths = HashMap::new();
+    for dir in dirs {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if format::is_table_name(&name) {
+                lengths.insert(name, format::parse_file(&path).unwrap().prefix_len);
+            }
+        }
+    }
+    lengths
+}
