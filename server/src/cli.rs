@@ -91,6 +91,10 @@ pub struct TableArgs {
     /// disables read-ahead. Off by default: explorers' reads are less random than they look.
     #[arg(long)]
     pub advise_random: bool,
+    /// Probe the moves of a request one after another instead of together.
+    /// For benchmarks: shows what the parallel probes buy.
+    #[arg(long)]
+    pub sequential_probes: bool,
     /// Fast tier built by `zugzwang tier build`: table prefixes are read from
     /// there, data blocks from --tables (at most one slow read per lookup).
     #[arg(long, value_name = "FAST_DIR")]
@@ -107,6 +111,7 @@ impl TableArgs {
             probe_threads: self.probe_threads,
             mmap: self.mmap,
             advise_random: self.advise_random,
+            sequential_probes: self.sequential_probes,
             fast: self.fast.clone(),
             check_blocks: !self.no_block_checks,
             ..EngineConfig::default()

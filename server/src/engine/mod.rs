@@ -38,6 +38,9 @@ pub struct EngineConfig {
     pub mmap: bool,
     /// Hint random access to the kernel (POSIX_FADV_RANDOM).
     pub advise_random: bool,
+    /// Probe a request's positions one after another instead of together
+    /// (to measure what the parallel probes buy).
+    pub sequential_probes: bool,
     /// Fast tier holding the tables' prefixes (`zugzwang tier build`).
     pub fast: Option<PathBuf>,
     /// Check reads against recorded block checksums where there are some.
@@ -53,6 +56,7 @@ impl Default for EngineConfig {
             cache_entries: 10_000,
             mmap: false,
             advise_random: false,
+            sequential_probes: false,
             fast: None,
             check_blocks: true,
         }
@@ -78,6 +82,7 @@ pub struct Engine {
     max_pending: usize,
     cache: Cache<CacheKey, Cached>,
     directories: Vec<LoadedDirectory>,
+    sequential_probes: bool,
 }
 
 impl Engine {
@@ -99,11 +104,17 @@ impl Engine {
             max_pending: config.max_pending.max(1),
             cache: Cache::new(config.cache_entries),
             directories,
+            sequential_probes: config.sequential_probes,
         })
     }
 
     pub fn directories(&self) -> &[LoadedDirectory] {
         &self.directories
+    }
+
+    /// Whether a request's probes wait for each other (see [`EngineConfig::sequential_probes`]).
+    pub fn sequential_probes(&self) -> bool {
+        self.sequential_probes
     }
 
     /// Largest piece count any loaded table covers.

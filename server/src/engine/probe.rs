@@ -102,7 +102,8 @@ struct Candidate {
 }
 
 /// Probes the root and every legal move at once on the engine's pool, so
-/// the reads of one request reach the disks together.
+/// the reads of one request reach the disks together (or one after another
+/// with `--sequential-probes`, to measure what that buys).
 pub async fn answer(engine: &Engine, pos: Chess) -> Result<TablebaseAnswer, EngineError> {
     let halfmoves = pos.halfmoves();
     let root_pos = pos.clone();
@@ -132,7 +133,12 @@ pub async fn answer(engine: &Engine, pos: Chess) -> Result<TablebaseAnswer, Engi
             })
         }
     });
-    let (root, candidates) = tokio::join!(root, try_join_all(moves));
+    let (root, candidates) = if engine.sequential_probes() {
+        let root = root.await;
+        (root, one_after_another(moves).await)
+    } else {
+        tokio::join!(root, try_join_all(moves))
+    };
     let root = root?;
     let mut candidates = candidates?;
 
@@ -145,6 +151,16 @@ pub async fn answer(engine: &Engine, pos: Chess) -> Result<TablebaseAnswer, Engi
         pos: root.info(category),
         moves,
     })
+}
+
+async fn one_after_another<T>(
+    probes: impl Iterator<Item = impl Future<Output = Result<T, EngineError>>>,
+) -> Result<Vec<T>, EngineError> {
+    let mut done = Vec::new();
+    for probe in probes {
+        done.push(probe.await?);
+    }
+    Ok(done)
 }
 
 /// Ordering of moves, compared field by field (false sorts first).
