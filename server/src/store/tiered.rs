@@ -95,9 +95,16 @@ impl TieredFilesystem {
                 return entry;
             }
         };
-        if !manifest.matches_source(&meta) {
+        let stale = !manifest.matches_source(&meta);
+        if stale {
             fallback(table, &manifest.staleness(&meta));
-            return entry;
+            // A table of a given name has one canonical content, so a copy
+            // of the same size must still match the recorded checksums; one
+            // that does not is damaged, and reads of it fail instead of
+            // answering wrongly. A different size cannot be checked at all.
+            if meta.len() != manifest.source_size {
+                return entry;
+            }
         }
         if self.check_blocks {
             if manifest.hash != HASH_NAME {
@@ -124,7 +131,7 @@ impl TieredFilesystem {
                 }
             }
         }
-        if manifest.fast_len == 0 {
+        if stale || manifest.fast_len == 0 {
             return entry;
         }
         let prefix = prefix_path(&dir, table);

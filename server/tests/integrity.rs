@@ -1,0 +1,334 @@
+//! Integrity on read: a flipped bit on a disk becomes an error for the
+//! probes that read it, never a wrong value; other probes keep answering.
+
+mod tier_support;
+
+use std::{
+    collections::HashMap,
+    fs,
+    os::unix::fs::PermissionsExt,
+    path::{Path, PathBuf},
+};
+
+use server::{
+    engine::{Engine, EngineConfig, EngineError},
+    store::{
+        format,
+        integrity::IntegrityError,
+        manifest::prefix_path,
+        metrics::{self, Tier},
+        tiered::INTEGRITY_SUBDIR,
+    },
+    tier::{self, BuildOptions},
+    verify,
+};
+use shakmaty::Chess;
+use shakmaty_syzygy::{SyzygyError, Tablebase, filesystem::ReadHint};
+use tier_support::*;
+
+/// A writable copy of the 3- and 4-piece tables.
+fn copy_tables() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for entry in fs::read_dir(embedded_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let to = dir.path().join(path.file_name().unwrap());
+        fs::copy(&path, &to).unwrap();
+        fs::set_permissions(&to, fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    dir
+}
+
+fn build(from: &Path, to: &Path, prefixes: bool) {
+    let summary = tier::build(&BuildOptions {
+        from: vec![from.to_path_buf()],
+        to: to.to_path_buf(),
+        dry_run: false,
+        block_size: 4096,
+        prefixes,
+        progress: false,
+    });
+    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
+}
+
+/// Damages bytes as a failing disk does: the modification time stays.
+fn damage(path: &Path, offsets: std::ops::Range<u64>) {
+    let modified = fs::metadata(path).unwrap().modified().unwrap();
+    let mut bytes = fs::read(path).unwrap();
+    for b in &mut bytes[offsets.start as usize..offsets.end as usize] {
+        *b ^= 0x10;
+    }
+    fs::write(path, bytes).unwrap();
+    let file = fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(modified).unwrap();
+}
+
+fn flip(path: &Path, offset: u64) {
+    damage(path, offset..offset + 1);
+}
+
+fn answers(tb: &Tablebase<Chess>, pos: &Chess) -> Result<String, SyzygyError> {
+    Ok(format!(
+        "{:?} {:?}",
+        tb.probe_wdl_after_zeroing(pos)?,
+        tb.probe_dtz(pos)?
+    ))
+}
+
+/// The table most looked up by the first positions of the 3-4 piece log, and
+/// the offset of one data byte that those lookups read from the slow tier.
+fn busiest_data_byte(positions: &[Chess]) -> (String, u64) {
+    let tb = tablebase(&[embedded_dir()], None, false);
+    let mut reads: HashMap<String, Vec<(u64, usize)>> = HashMap::new();
+    let mut fast_lens = HashMap::new();
+    replay(&tb, positions, |events| {
+        for e in events.iter().filter(|e| e.hint == ReadHint::Data) {
+            let fast_len = *fast_lens.entry(e.table.to_string()).or_insert_with(|| {
+                tier::fast_len(
+                    &format::parse_file(&embedded_dir().join(&*e.table)).unwrap(),
+                    4096,
+                )
+            });
+            if e.offset < fast_len {
+                continue;
+            }
+            reads
+                .entry(e.table.to_string())
+                .or_default()
+                .push((e.offset, e.len));
+        }
+    });
+    let (table, offsets) = reads.into_iter().max_by_key(|(_, o)| o.len()).unwrap();
+    let (offset, len) = offsets[offsets.len() / 2];
+    (table, offset + len as u64 / 2)
+}
+
+/// Replays positions over damaged tables; returns (answered, failed) and
+/// checks every answer against the undamaged tables.
+fn replay_damaged(
+    tb: &Tablebase<Chess>,
+    positions: &[Chess],
+    table: &str,
+    offset: u64,
+) -> (u64, u64) {
+    let reference = tablebase(&[embedded_dir()], None, false);
+    let (mut answered, mut failed) = (0, 0);
+    for pos in positions {
+        match answers(tb, pos) {
+            Ok(answer) => {
+                assert_eq!(
+                    answer,
+                    answers(&reference, pos).unwrap(),
+                    "wrong answer for {pos:?}"
+                );
+                answered += 1;
+            }
+            Err(SyzygyError::ProbeFailed { error, .. }) => {
+                let shakmaty_syzygy::ProbeError::Read { error } = error.as_ref() else {
+                    panic!("not a read error: {error:?}");
+                };
+                let integrity = error
+                    .get_ref()
+                    .and_then(|e| e.downcast_ref::<IntegrityError>())
+                    .unwrap_or_else(|| panic!("not an integrity error: {error}"));
+                assert_eq!(integrity.table(), table);
+                assert_eq!(integrity.offset, offset / 4096 * 4096);
+                failed += 1;
+            }
+            Err(err) => panic!("unexpected {err}"),
+        }
+    }
+    (answered, failed)
+}
+
+fn damaged_data_block(with_fast_tier: bool) {
+    let positions = workload("explore-34.txt").expect("the 3-4 piece request log");
+    let positions = &positions[..3000];
+    let (table, offset) = busiest_data_byte(positions);
+    let slow = copy_tables();
+    let fast = tempfile::tempdir().unwrap();
+    let sums_dir = if with_fast_tier {
+        fast.path().to_path_buf()
+    } else {
+        slow.path().join(INTEGRITY_SUBDIR)
+    };
+    build(slow.path(), &sums_dir, with_fast_tier);
+    flip(&slow.path().join(&table), offset);
+
+    let tb = tablebase(
+        &[slow.path().to_path_buf()],
+        with_fast_tier.then_some(fast.path()),
+        true,
+    );
+    let (answered, failed) = replay_damaged(&tb, positions, &table, offset);
+    println!(
+        "{table} damaged at byte {offset}: {answered} positions answered, {failed} failed with the integrity error"
+    );
+    assert!(
+        failed > 0 && answered > failed,
+        "answered {answered}, failed {failed}"
+    );
+    assert!(metrics::global().suspect_tables().contains(&table));
+
+    // verify names the file.
+    let findings = verify::check_dirs(&[slow.path().to_path_buf()], false);
+    let named: Vec<&str> = findings
+        .mismatched
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(named, [table.as_str()]);
+}
+
+#[test]
+fn damaged_data_block_fails_only_its_probes_with_a_fast_tier() {
+    damaged_data_block(true);
+}
+
+#[test]
+fn damaged_data_block_fails_only_its_probes_with_verify_init_checksums() {
+    damaged_data_block(false);
+}
+
+/// A flipped byte in a prefix on the fast tier: the table falls back to the
+/// slow tier and answers stay right.
+#[test]
+fn damaged_prefix_falls_back_to_the_slow_tier() {
+    let positions = workload("explore-34.txt").expect("the 3-4 piece request log");
+    let positions = &positions[..2000];
+    let slow = copy_tables();
+    let fast = tempfile::tempdir().unwrap();
+    build(slow.path(), fast.path(), true);
+    // Damage the sparse index of the busiest table's prefix.
+    let (table, _) = busiest_data_byte(positions);
+    let layout = format::parse_file(&slow.path().join(&table)).unwrap();
+    let sparse = layout.subtables[0].sparse_index.clone();
+    flip(
+        &prefix_path(fast.path(), &table),
+        (sparse.start + sparse.end) / 2,
+    );
+
+    let tb = tablebase(&[slow.path().to_path_buf()], Some(fast.path()), true);
+    let reference = tablebase(&[embedded_dir()], None, false);
+    metrics::start_thread_log();
+    for pos in positions {
+        assert_eq!(
+            answers(&tb, pos).ok(),
+            answers(&reference, pos).ok(),
+            "{pos:?}"
+        );
+    }
+    let events = metrics::take_thread_log();
+    let last = events.iter().rfind(|e| *e.table == *table).unwrap();
+    assert_eq!(last.tier, Tier::Slow, "the damaged prefix is still used");
+    let rendered = metrics::global().render();
+    assert!(
+        rendered.contains(&format!(
+            "zugzwang_prefix_fallback{{table=\"{table}\",reason=\"the prefix block at offset"
+        )),
+        "{rendered}"
+    );
+}
+
+/// Through the engine, the error names the table and the offset (the HTTP
+/// layer answers 500 with it).
+#[tokio::test]
+async fn engine_error_names_table_and_offset() {
+    let slow = copy_tables();
+    let fast = tempfile::tempdir().unwrap();
+    build(slow.path(), fast.path(), true);
+    let table = "KQvKR.rtbz";
+    let layout = format::parse_file(&slow.path().join(table)).unwrap();
+    // Damage every data block, so any DTZ lookup in the table fails.
+    let path = slow.path().join(table);
+    damage(&path, tier::fast_len(&layout, 4096)..layout.file_size);
+    let engine = Engine::open(&EngineConfig {
+        tables: vec![slow.path().to_path_buf()],
+        fast: Some(fast.path().to_path_buf()),
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let pos: Chess = shakmaty::fen::Fen::from_ascii(b"4k3/8/8/8/8/8/3r4/KQ6 b - - 0 1")
+        .unwrap()
+        .into_position(shakmaty::CastlingMode::Standard)
+        .unwrap();
+    let err = engine.probe(pos).await.unwrap_err();
+    let EngineError::Table {
+        table: named,
+        reason,
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(named, table);
+    assert!(
+        reason.contains("checksum mismatch") && reason.contains("at offset"),
+        "{reason}"
+    );
+}
+
+/// A file system that fills up during `tier build`: the failing tables are
+/// named, the others built, no temporary files left, and the run fails.
+#[test]
+fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
+    let mount = tempfile::tempdir().unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=160k", "tmpfs"])
+        .arg(mount.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!(
+            "SKIPPED: cannot mount a small tmpfs here (needs root); the full-disk test did not run"
+        );
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mount.path().to_path_buf());
+    let slow = copy_tables();
+    fs::write(slow.path().join("KQvKQ.rtbw"), b"not a table at all").unwrap();
+    let summary = tier::build(&BuildOptions {
+        from: vec![slow.path().to_path_buf()],
+        to: mount.path().to_path_buf(),
+        dry_run: false,
+        block_size: 4096,
+        prefixes: true,
+        progress: false,
+    });
+    println!("built {}, failed {:?}", summary.built, summary.failures);
+    assert!(summary.built > 0, "nothing fitted");
+    let full: Vec<_> = summary
+        .failures
+        .iter()
+        .filter(|(_, why)| why.contains("No space left on device"))
+        .collect();
+    assert!(!full.is_empty(), "{:?}", summary.failures);
+    assert!(
+        full.iter()
+            .all(|(table, why)| format::is_table_name(table) && why.contains(table.as_str()))
+    );
+    assert!(
+        summary
+            .failures
+            .iter()
+            .any(|(table, _)| table == "KQvKQ.rtbw")
+    );
+    let debris: Vec<_> = fs::read_dir(mount.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp."))
+        .collect();
+    assert!(debris.is_empty(), "temporary files left: {debris:?}");
+    // Whatever was built is complete and used; the rest falls back.
+    fs::remove_file(slow.path().join("KQvKQ.rtbw")).unwrap();
+    let tb = tablebase(&[slow.path().to_path_buf()], Some(mount.path()), true);
+    let positions = workload("explore-34.txt").expect("the 3-4 piece request log");
+    let reference = tablebase(&[embedded_dir()], None, false);
+    for pos in &positions[..500] {
+        assert_eq!(answers(&tb, pos).ok(), answers(&reference, pos).ok());
+    }
+}
