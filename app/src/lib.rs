@@ -13,7 +13,7 @@ pub mod source;
 use leptos::prelude::*;
 use leptos_meta::{Meta, MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
-    StaticSegment,
+    SsrMode, StaticSegment,
     components::{Route, Router, Routes},
 };
 
@@ -56,7 +56,7 @@ pub fn App() -> impl IntoView {
             </header>
             <main>
                 <Routes fallback=|| "Page not found.".into_view()>
-                    <Route path=StaticSegment("") view=Explorer/>
+                    <Route path=StaticSegment("") view=Explorer ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>

@@ -24,11 +24,15 @@ test('the editor builds KBN vs K from an empty board and shows a win', async ({ 
   await expect(page.locator('.editor-error')).toContainText('too many kings');
   // Drag the extra king off the board to remove it.
   await page.locator('.palette-tool.hand').click();
-  const a8 = await page.locator('.board [data-square="a8"]').boundingBox();
-  if (!a8) throw new Error('a8 not on screen');
+  const a8Square = page.locator('.board [data-square="a8"]');
+  await a8Square.scrollIntoViewIfNeeded();
+  const a8 = await a8Square.boundingBox();
+  const board = await page.locator('.board').boundingBox();
+  if (!a8 || !board) throw new Error('board not on screen');
   await page.mouse.move(a8.x + a8.width / 2, a8.y + a8.height / 2);
   await page.mouse.down();
-  await page.mouse.move(a8.x - 200, a8.y - 200, { steps: 8 });
+  // Off the board: to its right.
+  await page.mouse.move(board.x + board.width + 40, a8.y + a8.height / 2, { steps: 8 });
   await page.mouse.up();
   expect((await boardPieces(page))['a8']).toBeUndefined();
 

@@ -194,17 +194,17 @@ pub fn Mainline(
         view! {
             <div class="line">
                 <div class="line-nav">
-                    <button class="line-start" on:click=move |_| go(0) disabled=i == 0 title="Start">
+                    <button class="line-start" on:click=move |_| go(0) disabled={i == 0} title="Start">
                         "⏮"
                     </button>
-                    <button class="line-prev" on:click=move |_| go(i.saturating_sub(1)) disabled=i == 0 title="Back">
+                    <button class="line-prev" on:click=move |_| go(i.saturating_sub(1)) disabled={i == 0} title="Back">
                         "◀"
                     </button>
                     <span class="line-pos">{format!("{i} / {n}")}</span>
-                    <button class="line-next" on:click=move |_| go((i + 1).min(last())) disabled=i >= n title="Next">
+                    <button class="line-next" on:click=move |_| go((i + 1).min(last())) disabled={i >= n} title="Next">
                         "▶"
                     </button>
-                    <button class="line-end" on:click=move |_| go(last()) disabled=i >= n title="End">
+                    <button class="line-end" on:click=move |_| go(last()) disabled={i >= n} title="End">
                         "⏭"
                     </button>
                     <a class="pgn" href=pgn download="zugzwang-line.pgn">
