@@ -105,7 +105,7 @@ pub fn Board(
             }
             Some(m) => {
                 selected.set(None);
-                on_move.run(m.clone());
+                on_move.run(*m);
                 true
             }
         }

@@ -185,7 +185,7 @@ pub fn Explorer() -> impl IntoView {
         Suspend::new(async move {
             let answer = answer.await;
             let pos = parsed.get_untracked();
-            let view = match (pos, answer) {
+            match (pos, answer) {
                 (Err(reason), _) => view! {
                     <Status text=format!("Illegal position: {reason}") class="error"/>
                     <div class="move-list" data-fen="">
@@ -208,8 +208,7 @@ pub fn Explorer() -> impl IntoView {
                     }
                     .into_any()
                 }
-            };
-            view
+            }
         })
     };
 

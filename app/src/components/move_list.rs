@@ -90,7 +90,7 @@ pub fn listed_moves(pos: &Chess, moves: &[MoveInfo]) -> Vec<ListedMove> {
                 .and_then(|uci| uci.to_move(pos).ok());
             let fen_after = m.as_ref().map(|m| {
                 let mut after = pos.clone();
-                after.play_unchecked(m.clone());
+                after.play_unchecked(*m);
                 to_fen(&after)
             });
             let squares = m.as_ref().and_then(crate::components::board::move_squares);
@@ -109,7 +109,7 @@ pub fn unknown_moves(pos: &Chess) -> Vec<MoveInfo> {
         .into_iter()
         .map(|m| {
             let uci = m.to_uci(shakmaty::CastlingMode::Standard).to_string();
-            let san = shakmaty::san::SanPlus::from_move(pos.clone(), m.clone()).to_string();
+            let san = shakmaty::san::SanPlus::from_move(pos.clone(), m).to_string();
             MoveInfo {
                 uci,
                 san,
