@@ -332,3 +332,88 @@ fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
         assert_eq!(answers(&tb, pos).ok(), answers(&reference, pos).ok());
     }
 }
+
+/// What checking every read costs on a hot page cache (the worst case: no
+/// disk time to hide it). Run in release mode:
+/// `cargo test --release -p server --test integrity -- --ignored --nocapture`
+#[test]
+#[ignore = "a measurement; run in release mode"]
+fn integrity_cost_on_hot_cache() {
+    use std::{sync::Arc, time::Instant};
+
+    use server::store::pread::PreadFilesystem;
+
+    let (dir, log) = match shared_dir() {
+        Some(dir) => (dir, "explore-345.txt"),
+        None => (embedded_dir(), "explore-34.txt"),
+    };
+    let positions = workload(log).expect("a request log");
+    let mut tiers = Vec::new();
+    for block_size in [1024u32, 4096, 16384] {
+        let fast = tempfile::tempdir().unwrap();
+        let summary = tier::build(&BuildOptions {
+            from: vec![dir.clone()],
+            to: fast.path().to_path_buf(),
+            dry_run: false,
+            block_size,
+            prefixes: true,
+            progress: false,
+        });
+        assert!(summary.failures.is_empty());
+        tiers.push((block_size, fast));
+    }
+    let time = |tb: &Tablebase<Chess>| {
+        let mut best = f64::MAX;
+        for _ in 0..4 {
+            let started = Instant::now();
+            for pos in &positions {
+                let _ = std::hint::black_box(answers(tb, pos));
+            }
+            best = best.min(started.elapsed().as_secs_f64());
+        }
+        best * 1e6 / positions.len() as f64
+    };
+    let mut plain = Tablebase::<Chess>::with_filesystem(Arc::new(PreadFilesystem::new(false)));
+    plain.add_directory(&dir).unwrap();
+    let baseline = time(&plain);
+    println!(
+        "{log}, {} positions, WDL+DTZ probe each, best of 4 rounds, hot cache:",
+        positions.len()
+    );
+    println!("  pread, no tier, no checks:          {baseline:7.2} µs/position");
+    let unchecked = time(&tablebase(
+        std::slice::from_ref(&dir),
+        Some(tiers[1].1.path()),
+        false,
+    ));
+    println!(
+        "  fast tier, no checks:               {unchecked:7.2} µs/position ({:+.1}%)",
+        100.0 * (unchecked / baseline - 1.0)
+    );
+    for (block_size, fast) in &tiers {
+        let checked = time(&tablebase(
+            std::slice::from_ref(&dir),
+            Some(fast.path()),
+            true,
+        ));
+        println!(
+            "  fast tier, xxh3 per {block_size:5} B block: {checked:7.2} µs/position ({:+.1}% vs no checks)",
+            100.0 * (checked / unchecked - 1.0)
+        );
+    }
+    // The hashes themselves, per 4 KiB block.
+    let block = vec![0x5au8; 4096];
+    let rounds = 100_000;
+    let started = Instant::now();
+    for _ in 0..rounds {
+        std::hint::black_box(xxhash_rust::xxh3::xxh3_64(std::hint::black_box(&block)));
+    }
+    let xxh3 = started.elapsed().as_secs_f64() * 1e9 / rounds as f64;
+    let started = Instant::now();
+    for _ in 0..rounds / 10 {
+        use sha2::Digest;
+        std::hint::black_box(sha2::Sha256::digest(std::hint::black_box(&block)));
+    }
+    let sha = started.elapsed().as_secs_f64() * 1e9 / (rounds / 10) as f64;
+    println!("  hashing 4 KiB: xxh3-64 {xxh3:.0} ns, sha256 {sha:.0} ns");
+}

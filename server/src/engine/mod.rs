@@ -189,9 +189,10 @@ impl Engine {
             .await
             .map_err(|_| EngineError::Internal("probe pool closed".into()))?;
         let tables = Arc::clone(&self.tables);
+        let reads = crate::store::metrics::current_request();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            work(&tables)
+            crate::store::metrics::with_request(reads, || work(&tables))
         })
         .await
         .map_err(|err| EngineError::Internal(format!("probe task failed: {err}")))

@@ -12,7 +12,7 @@ use axum::{
 use serde::Serialize;
 use shakmaty::Chess;
 
-use super::{AppState, error::HttpError};
+use super::{AppState, error::HttpError, metrics};
 use crate::engine::EngineError;
 
 const CBOR: &str = "application/cbor";
@@ -23,8 +23,10 @@ pub async fn standard(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let pos = position(&query)?;
-    let answer = state.engine.probe(pos).await?;
-    Ok(negotiate(&headers, answer.as_ref()))
+    let (answer, reads) = metrics::counting_reads(state.engine.probe(pos)).await;
+    let mut response = negotiate(&headers, answer?.as_ref());
+    response.headers_mut().insert(metrics::PROBE_READS, reads);
+    Ok(response)
 }
 
 pub async fn mainline(
@@ -41,8 +43,10 @@ pub async fn mainline(
         ))
         .into());
     }
-    let answer = state.engine.mainline(pos).await?;
-    Ok(negotiate(&headers, answer.as_ref()))
+    let (answer, reads) = metrics::counting_reads(state.engine.mainline(pos)).await;
+    let mut response = negotiate(&headers, answer?.as_ref());
+    response.headers_mut().insert(metrics::PROBE_READS, reads);
+    Ok(response)
 }
 
 fn position(query: &HashMap<String, String>) -> Result<Chess, FenError> {
@@ -64,5 +68,9 @@ fn negotiate<T: Serialize>(headers: &HeaderMap, body: &T) -> Response {
         return HttpError::Engine(EngineError::Internal(format!("cannot encode CBOR: {err}")))
             .into_response();
     }
-    ([(header::CONTENT_TYPE, HeaderValue::from_static(CBOR))], bytes).into_response()
+    (
+        [(header::CONTENT_TYPE, HeaderValue::from_static(CBOR))],
+        bytes,
+    )
+        .into_response()
 }

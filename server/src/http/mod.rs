@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod error;
+pub mod metrics;
 pub mod page;
 
 use std::sync::Arc;
@@ -31,6 +32,7 @@ pub fn router(state: AppState) -> Router {
         .route("/standard", get(api::standard))
         .route("/standard/mainline", get(api::mainline))
         .layer(CorsLayer::permissive());
+    let api = api.route("/metrics", get(metrics::metrics));
     page::routes(state.clone())
         .merge(api)
         .with_state(state)

@@ -383,3 +383,14 @@ pub fn escape(value: &str) -> String {
         .replace('"', "\\\"")
         .replace('\n', "\\n")
 }
+
+tokio::task_local! {
+    /// The reads of the request being served, set around the engine call by
+    /// the HTTP handler and carried onto the blocking threads that probe.
+    pub static REQUEST_READS: Arc<RequestReads>;
+}
+
+/// The current request's read counter, if the caller is inside one.
+pub fn current_request() -> Option<Arc<RequestReads>> {
+    REQUEST_READS.try_with(Arc::clone).ok()
+}

@@ -1,0 +1,145 @@
+//! The tier over HTTP: `X-Probe-Reads` on answers, `/metrics`, and a damaged
+//! block answered with 500 naming the table and offset.
+
+mod common;
+
+use std::{fs, os::unix::fs::PermissionsExt, path::Path};
+
+use axum::http::StatusCode;
+use http_body_util::BodyExt;
+use server::{
+    engine::{Engine, EngineConfig},
+    store::format,
+    tier::{self, BuildOptions},
+};
+use tower::ServiceExt;
+
+fn build(from: &Path, to: &Path) {
+    let summary = tier::build(&BuildOptions {
+        from: vec![from.to_path_buf()],
+        to: to.to_path_buf(),
+        dry_run: false,
+        block_size: 4096,
+        prefixes: true,
+        progress: false,
+    });
+    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
+}
+
+fn router(slow: &Path, fast: &Path) -> axum::Router {
+    common::router(
+        Engine::open(&EngineConfig {
+            tables: vec![slow.to_path_buf()],
+            fast: Some(fast.to_path_buf()),
+            ..EngineConfig::default()
+        })
+        .unwrap(),
+    )
+}
+
+async fn get(router: &axum::Router, uri: &str) -> (StatusCode, Option<String>, String) {
+    let response = router
+        .clone()
+        .oneshot(
+            axum::http::Request::get(uri)
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let status = response.status();
+    let reads = response
+        .headers()
+        .get("x-probe-reads")
+        .map(|v| v.to_str().unwrap().to_string());
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, reads, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn tally(header: &str) -> (u64, u64) {
+    let (fast, slow) = header.split_once(' ').unwrap();
+    (
+        fast.strip_prefix("fast=").unwrap().parse().unwrap(),
+        slow.strip_prefix("slow=").unwrap().parse().unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn answers_carry_their_reads_and_metrics_count_them() {
+    let fast = tempfile::tempdir().unwrap();
+    build(&common::embedded_tables_dir(), fast.path());
+    let router = router(&common::embedded_tables_dir(), fast.path());
+    let uri = "/standard?fen=4k3/8/8/8/8/8/3r4/KQ6_w_-_-_0_1";
+    let (status, reads, _) = get(&router, uri).await;
+    assert_eq!(status, StatusCode::OK);
+    let (fast_reads, slow_reads) = tally(&reads.unwrap());
+    assert!(
+        fast_reads > 0 && slow_reads > 0,
+        "fast={fast_reads} slow={slow_reads}"
+    );
+    // The same request again comes from the cache: no reads of its own.
+    let (_, reads, _) = get(&router, uri).await;
+    assert_eq!(reads.as_deref(), Some("fast=0 slow=0"));
+
+    let (status, _, text) = get(&router, "/metrics").await;
+    assert_eq!(status, StatusCode::OK);
+    let value = |line: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(line))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {line} in\n{text}"))
+    };
+    assert!(value("zugzwang_table_reads_total{tier=\"fast\",kind=\"sparse_index\"}") > 0);
+    assert!(value("zugzwang_table_reads_total{tier=\"slow\",kind=\"data\"}") > 0);
+    assert!(value("zugzwang_table_lookups_total") > 0);
+    assert!(
+        text.contains(
+            "zugzwang_table_read_seconds_bucket{tier=\"slow\",kind=\"data\",le=\"+Inf\"}"
+        )
+    );
+}
+
+#[tokio::test]
+async fn damaged_block_is_a_500_naming_table_and_offset() {
+    let slow = tempfile::tempdir().unwrap();
+    for entry in fs::read_dir(common::embedded_tables_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let to = slow.path().join(path.file_name().unwrap());
+        fs::copy(&path, &to).unwrap();
+        fs::set_permissions(&to, fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let fast = tempfile::tempdir().unwrap();
+    build(slow.path(), fast.path());
+    let table = slow.path().join("KQvKR.rtbz");
+    let layout = format::parse_file(&table).unwrap();
+    let modified = fs::metadata(&table).unwrap().modified().unwrap();
+    let mut bytes = fs::read(&table).unwrap();
+    for b in &mut bytes[tier::fast_len(&layout, 4096) as usize..] {
+        *b ^= 0x01;
+    }
+    fs::write(&table, bytes).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&table)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+
+    let router = router(slow.path(), fast.path());
+    let (status, _, body) = get(&router, "/standard?fen=4k3/8/8/8/8/8/3r4/KQ6_b_-_-_0_1").await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+    assert!(
+        body.contains("KQvKR.rtbz")
+            && body.contains("checksum mismatch")
+            && body.contains("at offset"),
+        "{body}"
+    );
+    // Other tables keep answering.
+    let (status, _, _) = get(&router, "/standard?fen=4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1").await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, _, text) = get(&router, "/metrics").await;
+    assert!(
+        text.contains("zugzwang_table_suspect{table=\"KQvKR.rtbz\"}"),
+        "{text}"
+    );
+}
