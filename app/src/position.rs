@@ -118,7 +118,10 @@ mod tests {
             ("8/8/8/8/8/8/8/4K3 w - - 0 1", "king is missing"),
             ("4k3/8/8/8/8/8/8/3KK3 w - - 0 1", "too many kings"),
             ("4k3/8/8/8/8/8/8/P3K3 w - - 0 1", "first or last rank"),
-            ("4k3/4R3/8/8/8/8/8/4K3 w - - 0 1", "side not to move is in check"),
+            (
+                "4k3/4R3/8/8/8/8/8/4K3 w - - 0 1",
+                "side not to move is in check",
+            ),
         ];
         for (fen, expected) in cases {
             let err = parse_fen(fen).expect_err(fen).to_string();
@@ -129,9 +132,13 @@ mod tests {
     #[test]
     fn malformed_and_missing() {
         assert_eq!(parse_fen("  "), Err(FenError::Missing));
-        let err = parse_fen("4k3/8/8 w - - 0 1").expect_err("short board").to_string();
+        let err = parse_fen("4k3/8/8 w - - 0 1")
+            .expect_err("short board")
+            .to_string();
         assert!(err.contains("board part"), "{err}");
-        let err = parse_fen("4k3/8/8/8/8/8/8/4K2R x - - 0 1").expect_err("bad turn").to_string();
+        let err = parse_fen("4k3/8/8/8/8/8/8/4K2R x - - 0 1")
+            .expect_err("bad turn")
+            .to_string();
         assert!(err.contains("side to move"), "{err}");
     }
 }

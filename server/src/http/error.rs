@@ -22,9 +22,9 @@ impl HttpError {
         match self {
             HttpError::Fen(_) => StatusCode::BAD_REQUEST,
             HttpError::Engine(EngineError::NotInTables(_)) => StatusCode::NOT_FOUND,
-            HttpError::Engine(EngineError::Overloaded(_) | EngineError::TooManyOpenFiles { .. }) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            HttpError::Engine(
+                EngineError::Overloaded(_) | EngineError::TooManyOpenFiles { .. },
+            ) => StatusCode::SERVICE_UNAVAILABLE,
             HttpError::Engine(EngineError::Table { .. } | EngineError::Internal(_)) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
@@ -43,9 +43,10 @@ impl IntoResponse for HttpError {
         };
         let mut response = (status, Json(body)).into_response();
         if status == StatusCode::SERVICE_UNAVAILABLE {
-            response
-                .headers_mut()
-                .insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from_static("1"));
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
         }
         response
     }

@@ -137,7 +137,10 @@ impl RandomAccessFile for PreadFile {
             table_error(
                 &self.path,
                 err.kind(),
-                format!("read of {} bytes at offset {offset} failed: {err}", buf.len()),
+                format!(
+                    "read of {} bytes at offset {offset} failed: {err}",
+                    buf.len()
+                ),
             )
         })
     }
