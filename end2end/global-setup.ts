@@ -35,8 +35,9 @@ async function waitFor(ms: number): Promise<boolean> {
 function newestBinary(): string {
   if (process.env.ZUGZWANG_BIN) return process.env.ZUGZWANG_BIN;
   const root = resolve(__dirname, '..');
-  const candidates = ['target/debug/zugzwang', 'target/release/zugzwang']
-    .map((p) => resolve(root, p))
+  const target = process.env.CARGO_TARGET_DIR ?? resolve(root, 'target');
+  const candidates = ['debug/zugzwang', 'release/zugzwang']
+    .map((p) => resolve(target, p))
     .filter((p) => existsSync(p))
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
   if (candidates.length === 0) throw new Error('no zugzwang binary in target/: build it first');

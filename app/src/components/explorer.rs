@@ -187,7 +187,7 @@ pub fn Explorer() -> impl IntoView {
             let pos = parsed.get_untracked();
             match (pos, answer) {
                 (Err(reason), _) => view! {
-                    <Status text=format!("Illegal position: {reason}") class="error"/>
+                    <Status text=sentence(&reason) class="error"/>
                     <div class="move-list" data-fen="">
                         <p class="no-moves">"No moves: the position is not legal."</p>
                     </div>
@@ -278,4 +278,13 @@ fn sendable<F: std::future::Future>(future: F) -> send_wrapper::SendWrapper<F> {
 #[cfg(feature = "ssr")]
 fn sendable<F: std::future::Future>(future: F) -> F {
     future
+}
+
+/// An error message as a sentence: capital first letter.
+fn sentence(message: &str) -> String {
+    let mut chars = message.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
