@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Runs the replay benchmark's experiment table (server/docs/benchmarks.md):
+# each configuration starts a fresh server on the emulated slow tier with a
+# cold page cache, replays the workload with `zugzwang bench replay`, and
+# stops the server. Needs `slow-tier.sh setup` first (and, for the fast-tier
+# runs, `zugzwang tier build --from $STATE_DIR/slow/tables --to $STATE_DIR/fast/prefixes`).
+#
+#   replay-matrix.sh OUT_DIR CONFIG...
+#
+# A CONFIG is IO-HINTS-TIER-PROBES, e.g. pread-nohint-fast-par:
+#   IO      pread | mmap
+#   HINTS   nohint | random      (--advise-random)
+#   TIER    slow | fast          (--fast $STATE_DIR/fast/prefixes)
+#   PROBES  par | seq            (--sequential-probes)
+# or hot-CACHE (e.g. hot-10000, hot-0): the default configuration with a warm
+# page cache (one unmeasured pass over the log first), response cache of CACHE entries.
+#
+# Settings (environment): ZUGZWANG (binary), LOG (workload), CLIENTS (12),
+# WARMUP (requests, 500), DURATION (seconds per run, 180), MAX_REQUESTS
+# (20000), CACHE_ENTRIES (0: every request reaches the engine), PORT (3100),
+# STATE_DIR (as slow-tier.sh).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+ZUGZWANG="${ZUGZWANG:-$repo/target/release/zugzwang}"
+LOG="${LOG:-$repo/../shared/workloads/explore-345.txt}"
+CLIENTS="${CLIENTS:-12}"
+WARMUP="${WARMUP:-500}"
+DURATION="${DURATION:-180}"
+MAX_REQUESTS="${MAX_REQUESTS:-20000}"
+CACHE_ENTRIES="${CACHE_ENTRIES:-0}"
+PORT="${PORT:-3100}"
+STATE_DIR="${STATE_DIR:-/var/tmp/zugzwang-slow-tier}"
+CGROUP_DIR="/sys/fs/cgroup/blkio/${CGROUP:-zugzwang-slow-tier}"
+
+[[ $# -ge 2 ]] || {
+  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+out="$1"
+shift
+mkdir -p "$out"
+[[ -x "$ZUGZWANG" ]] || {
+  echo "replay-matrix: no binary at $ZUGZWANG (cargo build --release -p server --bin zugzwang)" >&2
+  exit 2
+}
+
+server_pid=""
+stop_server() {
+  if [[ -n "$server_pid" ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+  fi
+}
+trap stop_server EXIT
+
+wait_for_port() {
+  for _ in $(seq 300); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then return 0; fi
+    kill -0 "$server_pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+replay() {
+  local name="$1" warmup="$2"
+  "$ZUGZWANG" bench replay --endpoint "http://127.0.0.1:$PORT/standard" --log "$LOG" \
+    --clients "$CLIENTS" --warmup "$warmup" --max-requests "$MAX_REQUESTS" \
+    --duration "$DURATION" --out "$out/$name.tsv" --label "$name" --summary "$out/summary.md"
+}
+
+for config in "$@"; do
+  IFS=- read -r io hints tier probes <<<"$config"
+  flags=(serve --bind "127.0.0.1:$PORT" --tables "$STATE_DIR/slow/tables")
+  if [[ "$io" == hot ]]; then
+    flags+=(--cache-entries "$hints")
+    echo "== $config: warm pass" >&2
+    "$ZUGZWANG" "${flags[@]}" 2>"$out/$config.server.log" &
+    server_pid=$!
+    wait_for_port || { echo "server did not start: $out/$config.server.log" >&2; exit 1; }
+    DURATION=600 replay "$config.warm" 0 >/dev/null
+    echo "== $config: measured pass" >&2
+    replay "$config" 0
+    stop_server
+    continue
+  fi
+  case "$io" in pread) ;; mmap) flags+=(--mmap) ;; *) echo "bad IO in $config" >&2; exit 2 ;; esac
+  case "$hints" in nohint) ;; random) flags+=(--advise-random) ;; *) echo "bad HINTS in $config" >&2; exit 2 ;; esac
+  case "$tier" in slow) ;; fast) flags+=(--fast "$STATE_DIR/fast/prefixes") ;; *) echo "bad TIER in $config" >&2; exit 2 ;; esac
+  case "$probes" in par) ;; seq) flags+=(--sequential-probes) ;; *) echo "bad PROBES in $config" >&2; exit 2 ;; esac
+  flags+=(--cache-entries "$CACHE_ENTRIES")
+  echo "== $config: ${flags[*]}" >&2
+  echo 1 >"$CGROUP_DIR/blkio.reset_stats"
+  "$here/slow-tier.sh" run "$ZUGZWANG" "${flags[@]}" 2>"$out/$config.server.log" &
+  server_pid=$!
+  wait_for_port || { echo "server did not start: $out/$config.server.log" >&2; exit 1; }
+  replay "$config" "$WARMUP"
+  stop_server
+  # Reads the emulated disks served to this run (slow device first).
+  { printf '%s\t' "$config"; grep -E ' (Read)' "$CGROUP_DIR/blkio.throttle.io_serviced" | tr '\n' '\t'; echo; } >>"$out/reads.tsv"
+done
