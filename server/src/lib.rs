@@ -6,6 +6,7 @@ pub mod engine;
 pub mod http;
 pub mod limits;
 pub mod request_log;
+pub mod scrub;
 pub mod serve;
 pub mod store;
 pub mod tier;

@@ -43,6 +43,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     if engine.max_pieces() == 0 {
         tracing::warn!("no tables found: every position will be answered as unknown");
     }
+    if args.scrub {
+        crate::scrub::start_for_serve(&args.tables.dirs, args.scrub_rate);
+    }
     let log = match &args.request_log {
         Some(path) => {
             tracing::info!("logging served positions to {}", path.display());

@@ -232,6 +232,12 @@ impl Metrics {
         *suspect.entry(table.to_string()).or_default() += 1;
     }
 
+    /// Records a table the background scrub found damaged: suspect too.
+    pub fn record_scrub_finding(&self, table: &str) {
+        let mut suspect = self.suspect.lock().unwrap_or_else(|p| p.into_inner());
+        *suspect.entry(table.to_string()).or_default() += 1;
+    }
+
     pub fn suspect_tables(&self) -> Vec<String> {
         let suspect = self.suspect.lock().unwrap_or_else(|p| p.into_inner());
         suspect.keys().cloned().collect()
@@ -253,6 +259,12 @@ impl Metrics {
             fast: sum(Tier::Fast),
             slow: sum(Tier::Slow),
         }
+    }
+
+    /// Reads of both tiers since start.
+    pub fn totals_reads(&self) -> u64 {
+        let totals = self.totals();
+        totals.fast + totals.slow
     }
 
     /// Everything, in the Prometheus text exposition format.

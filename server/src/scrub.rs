@@ -1,0 +1,273 @@
+//! `serve --scrub`: check every table against its published digest in the
+//! background, at a bounded rate, yielding to requests.
+//!
+//! A periodic full check that stops whenever the server is busy never
+//! finishes on a busy server. So the scrub never stops: it reads at the
+//! configured rate while the tables are quiet and at a tenth of it while
+//! requests are reading them, which bounds the time a pass takes either way.
+//! Load is judged by the table reads the requests make (the resource the
+//! scrub competes for), from the same counters `/metrics` shows.
+
+use std::{
+    fmt::Write as _,
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+    },
+    thread,
+    time::{Duration, Instant},
+};
+
+use crate::{
+    store::{
+        metrics::{self, ScrubReport, escape},
+        published,
+    },
+    tier, verify,
+};
+
+/// Table reads per second above which requests count as heavy load.
+pub const BUSY_READS_PER_SEC: u64 = 2_000;
+
+/// Share of the rate kept while requests are heavy, so a pass still ends.
+pub const BUSY_SHARE: f64 = 0.1;
+
+/// Pause between two passes.
+pub const PASS_PAUSE: Duration = Duration::from_secs(6 * 3600);
+
+/// Progress and findings, shown on `/metrics`.
+#[derive(Debug, Default)]
+pub struct ScrubState {
+    pub passes: AtomicU64,
+    pub files_total: AtomicU64,
+    pub files_checked: AtomicU64,
+    pub bytes_total: AtomicU64,
+    pub bytes_checked: AtomicU64,
+    pub yielding: AtomicBool,
+    /// Table and what is wrong with it, from the last completed check of it.
+    pub damaged: Mutex<Vec<(String, String)>>,
+}
+
+impl ScrubState {
+    pub fn damaged(&self) -> Vec<(String, String)> {
+        self.damaged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl ScrubReport for ScrubState {
+    fn render(&self, out: &mut String) {
+        let gauge = |out: &mut String, name: &str, help: &str, value: u64| {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+            );
+        };
+        gauge(
+            out,
+            "zugzwang_scrub_passes_completed",
+            "Full scrub passes completed.",
+            self.passes.load(Relaxed),
+        );
+        gauge(
+            out,
+            "zugzwang_scrub_files",
+            "Table files in the current pass.",
+            self.files_total.load(Relaxed),
+        );
+        gauge(
+            out,
+            "zugzwang_scrub_files_checked",
+            "Table files checked in the current pass.",
+            self.files_checked.load(Relaxed),
+        );
+        gauge(
+            out,
+            "zugzwang_scrub_bytes",
+            "Bytes in the current pass.",
+            self.bytes_total.load(Relaxed),
+        );
+        gauge(
+            out,
+            "zugzwang_scrub_bytes_checked",
+            "Bytes checked in the current pass.",
+            self.bytes_checked.load(Relaxed),
+        );
+        gauge(
+            out,
+            "zugzwang_scrub_yielding",
+            "1 while the scrub slows down for request load.",
+            u64::from(self.yielding.load(Relaxed)),
+        );
+        out.push_str("# HELP zugzwang_scrub_damaged Tables whose sha256 differs from the published digest.\n");
+        out.push_str("# TYPE zugzwang_scrub_damaged gauge\n");
+        for (table, reason) in self.damaged() {
+            let _ = writeln!(
+                out,
+                "zugzwang_scrub_damaged{{table=\"{}\",reason=\"{}\"}} 1",
+                escape(&table),
+                escape(&reason)
+            );
+        }
+    }
+}
+
+/// Keeps reads to `rate` bytes per second (a tenth of it while `busy`).
+struct Throttle {
+    rate: f64,
+    started: Instant,
+    /// Seconds of reading allowed so far at the effective rates.
+    budget: f64,
+    last_reads: u64,
+    last_check: Instant,
+}
+
+impl Throttle {
+    fn new(mb_per_sec: f64) -> Throttle {
+        let now = Instant::now();
+        Throttle {
+            rate: (mb_per_sec * 1e6).max(1.0),
+            started: now,
+            budget: 0.0,
+            last_reads: metrics::global().totals_reads(),
+            last_check: now,
+        }
+    }
+
+    /// Whether requests read tables heavily since the last look.
+    fn busy(&mut self) -> bool {
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.last_check).as_secs_f64();
+        if elapsed < 0.2 {
+            return false;
+        }
+        let reads = metrics::global().totals_reads();
+        let rate = (reads - self.last_reads) as f64 / elapsed;
+        self.last_reads = reads;
+        self.last_check = now;
+        rate > BUSY_READS_PER_SEC as f64
+    }
+
+    /// Accounts for `bytes` read and sleeps until they fit the rate.
+    fn pace(&mut self, bytes: usize, state: &ScrubState) {
+        let busy = self.busy();
+        state.yielding.store(busy, Relaxed);
+        let rate = if busy {
+            self.rate * BUSY_SHARE
+        } else {
+            self.rate
+        };
+        self.budget += bytes as f64 / rate;
+        let ahead = self.budget - self.started.elapsed().as_secs_f64();
+        if ahead > 0.0 {
+            thread::sleep(Duration::from_secs_f64(ahead));
+        } else if ahead < -1.0 {
+            // Do not bank idle time (e.g. a slow disk) for a burst later.
+            self.budget = self.started.elapsed().as_secs_f64() - 1.0;
+        }
+    }
+}
+
+/// Runs one pass over the table files of `dirs`.
+pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState) {
+    let mut failures = Vec::new();
+    let files: Vec<PathBuf> = tier::table_files(dirs, &mut failures)
+        .into_iter()
+        .filter(|p| published::sha256(&name(p)).is_some())
+        .collect();
+    let sizes: Vec<u64> = files
+        .iter()
+        .map(|f| f.metadata().map_or(0, |m| m.len()))
+        .collect();
+    state.files_total.store(files.len() as u64, Relaxed);
+    state.bytes_total.store(sizes.iter().sum(), Relaxed);
+    state.files_checked.store(0, Relaxed);
+    state.bytes_checked.store(0, Relaxed);
+    let mut throttle = Throttle::new(mb_per_sec);
+    for path in &files {
+        let table = name(path);
+        let result = verify::check_file(path, |n| {
+            state.bytes_checked.fetch_add(n as u64, Relaxed);
+            throttle.pace(n, state);
+        });
+        let mut damaged = state.damaged.lock().unwrap_or_else(|p| p.into_inner());
+        damaged.retain(|(t, _)| *t != table);
+        if let Err(problem) = result {
+            tracing::error!("scrub: {table}: {problem}");
+            metrics::global().record_scrub_finding(&table);
+            damaged.push((table, problem));
+        }
+        drop(damaged);
+        state.files_checked.fetch_add(1, Relaxed);
+    }
+    for (dir, problem) in failures {
+        tracing::warn!("scrub: {dir}: {problem}");
+    }
+    state.yielding.store(false, Relaxed);
+    state.passes.fetch_add(1, Relaxed);
+}
+
+fn name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Starts scrubbing in a background thread, pass after pass, and shows its
+/// progress on `/metrics`.
+pub fn start(dirs: Vec<PathBuf>, mb_per_sec: f64) -> Arc<ScrubState> {
+    let state = Arc::new(ScrubState::default());
+    metrics::global().set_scrub(Arc::clone(&state) as Arc<dyn ScrubReport>);
+    let worker = Arc::clone(&state);
+    let spawned = thread::Builder::new().name("scrub".into()).spawn(move || {
+        loop {
+            let started = Instant::now();
+            scrub_pass(&dirs, mb_per_sec, &worker);
+            tracing::info!(
+                "scrub pass {} done in {:.0?}: {} tables, {} damaged",
+                worker.passes.load(Relaxed),
+                started.elapsed(),
+                worker.files_checked.load(Relaxed),
+                worker.damaged().len()
+            );
+            thread::sleep(PASS_PAUSE);
+        }
+    });
+    if let Err(err) = spawned {
+        tracing::error!("cannot start the scrub: {err}");
+    }
+    state
+}
+
+/// `serve --scrub`: starts the scrub over the served table directories.
+pub fn start_for_serve(dirs: &[PathBuf], mb_per_sec: f64) {
+    if dirs.is_empty() {
+        tracing::warn!(
+            "--scrub: the built-in tables are part of the binary; there is nothing to scrub"
+        );
+        return;
+    }
+    tracing::info!("scrubbing the tables in the background at up to {mb_per_sec} MB/s");
+    start(dirs.to_vec(), mb_per_sec);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throttle_keeps_the_rate() {
+        let state = ScrubState::default();
+        let mut throttle = Throttle::new(10.0);
+        let started = Instant::now();
+        for _ in 0..5 {
+            throttle.pace(1_000_000, &state);
+        }
+        // 5 MB at 10 MB/s: half a second, give or take the scheduler.
+        let took = started.elapsed().as_secs_f64();
+        assert!((0.45..2.0).contains(&took), "{took}");
+    }
+}
