@@ -47,6 +47,10 @@ pub fn App() -> impl IntoView {
         <Stylesheet id="leptos" href="/pkg/zugzwang.css"/>
         <Title text="Zugzwang — Syzygy endgame explorer"/>
         <Meta name="description" content="Every legal move of a chess endgame with its result and DTZ, from Syzygy tablebases."/>
+        // Controls that need the WASM (flip, editor, mainline) are hidden without JavaScript.
+        // (inner_html: with scripting on, browsers parse noscript content as
+        // text, so hydration must not look for a <style> element inside.)
+        <noscript inner_html="<style>.js-only { display: none !important; }</style>"></noscript>
         <Router>
             <header class="top">
                 <h1>

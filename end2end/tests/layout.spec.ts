@@ -28,7 +28,7 @@ test.describe('desktop', () => {
     const list = await page.locator('.results').boundingBox();
     if (!board || !list) throw new Error('board or list not on screen');
     expect(list.x).toBeGreaterThanOrEqual(board.x + board.width);
-    await expect(page).toHaveTitle(/Zugzwang/);
+    await expect(page).toHaveTitle(/KRvK, white to move — Zugzwang/);
     const path = testInfo.outputPath('desktop.png');
     await page.screenshot({ path, fullPage: true });
     await testInfo.attach('desktop', { path, contentType: 'image/png' });

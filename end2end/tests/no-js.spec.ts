@@ -19,6 +19,9 @@ for (const fen of positions) {
     await expect(page.locator('.board [data-square]')).toHaveCount(64);
     await expect(page.locator('.status')).toBeVisible();
     await expectListMatchesApi(page, api);
+    // Controls that need the WASM are not offered.
+    await expect(page.locator('button.flip')).toBeHidden();
+    await expect(page.locator('.mainline')).toBeHidden();
     // Moves are links to the next position.
     const href = await page.locator('.move-list a.move').first().getAttribute('href');
     expect(href).toMatch(/^\/\?fen=/);

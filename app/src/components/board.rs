@@ -267,6 +267,42 @@ pub fn Board(
         })
     };
 
+    // The hovered move from the list as an arrow, so it reads at a glance.
+    let arrow = move || {
+        hover.get().map(|(from, to)| {
+            let o = orientation.get();
+            let (x1, y1) = square_center(o, from);
+            let (x2, y2) = square_center(o, to);
+            let (dx, dy) = (x2 - x1, y2 - y1);
+            let len = (dx * dx + dy * dy).sqrt().max(0.01);
+            let (ux, uy) = (dx / len, dy / len);
+            // Stop the shaft short of the head; the head is a triangle at the target.
+            let (bx, by) = (x2 - ux * 0.4, y2 - uy * 0.4);
+            let head = format!(
+                "{:.3},{:.3} {:.3},{:.3} {:.3},{:.3}",
+                x2 - ux * 0.1,
+                y2 - uy * 0.1,
+                bx - uy * 0.25,
+                by + ux * 0.25,
+                bx + uy * 0.25,
+                by - ux * 0.25
+            );
+            view! {
+                <svg class="arrow" viewBox="0 0 8 8" aria-hidden="true">
+                    <line
+                        x1=format!("{x1:.3}")
+                        y1=format!("{y1:.3}")
+                        x2=format!("{bx:.3}")
+                        y2=format!("{by:.3}")
+                        stroke-width="0.18"
+                        stroke-linecap="round"
+                    ></line>
+                    <polygon points=head></polygon>
+                </svg>
+            }
+        })
+    };
+
     let dialog = move || {
         promotion.get().map(|p| {
             let roles = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
@@ -313,6 +349,7 @@ pub fn Board(
                 on:pointercancel=on_cancel
             >
                 {squares}
+                {arrow}
                 {ghost}
             </div>
             {dialog}
@@ -327,6 +364,18 @@ pub fn display_square(orientation: Color, col: u32, row: u32) -> Square {
         Color::Black => (7 - col, row),
     };
     Square::from_coords(File::new(file.min(7)), Rank::new(rank.min(7)))
+}
+
+/// The centre of a square in board units (0..8 from the top left) for an orientation.
+fn square_center(orientation: Color, sq: Square) -> (f64, f64) {
+    let (file, rank) = (
+        f64::from(u32::from(sq.file())),
+        f64::from(u32::from(sq.rank())),
+    );
+    match orientation {
+        Color::White => (file + 0.5, 7.5 - rank),
+        Color::Black => (7.5 - file, rank + 0.5),
+    }
 }
 
 /// The squares a player may drop on for a move: for castling both the

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use leptos::{ev, prelude::*};
+use leptos_meta::Title;
 use leptos_router::hooks::{use_navigate, use_query_map};
 use shakmaty::{Chess, Color, Move, Position, Square, fen::Fen};
 
@@ -23,7 +24,7 @@ use crate::{
         fen_box::FenBox,
         mainline::Mainline,
         move_list::{MoveList, listed_moves, unknown_moves},
-        stats::Stats,
+        stats::{Stats, side_material},
         status::{Status, status_line, turn_text},
     },
     position::{parse_fen, to_fen},
@@ -212,7 +213,25 @@ pub fn Explorer() -> impl IntoView {
         })
     };
 
+    // The tab names the material and the side to move: "KRvK, white to move".
+    let title = move || {
+        let board = placement.get();
+        let material = format!(
+            "{}v{}",
+            side_material(&board, Color::White),
+            side_material(&board, Color::Black)
+        );
+        match pos.get() {
+            Some(p) => format!(
+                "{material}, {} — Zugzwang",
+                turn_text(p.turn()).to_lowercase()
+            ),
+            None => "Illegal position — Zugzwang".to_string(),
+        }
+    };
+
     view! {
+        <Title text=title/>
         <div
             class="explorer"
             class:editing=move || editing.get()
@@ -221,10 +240,10 @@ pub fn Explorer() -> impl IntoView {
             <div class="play">
                 {play_area}
                 <div class="board-tools">
-                    <button class="flip" title="Flip the board (f)" on:click=move |_| orientation.update(|o| *o = o.other())>
+                    <button class="flip js-only" title="Flip the board (f)" on:click=move |_| orientation.update(|o| *o = o.other())>
                         "⇅ Flip"
                     </button>
-                    <button class="edit" title="Set up a position (e)" class:active=move || editing.get() on:click=move |_| editing.update(|e| *e = !*e)>
+                    <button class="edit js-only" title="Set up a position (e)" class:active=move || editing.get() on:click=move |_| editing.update(|e| *e = !*e)>
                         {move || if editing.get() { "Close editor" } else { "✎ Editor" }}
                     </button>
                     <span class="turn">{move || pos.get().map(|p| turn_text(p.turn()))}</span>

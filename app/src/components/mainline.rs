@@ -222,7 +222,7 @@ pub fn Mainline(
     };
 
     view! {
-        <section class="mainline">
+        <section class="mainline js-only">
             <h2>"DTZ mainline"</h2>
             {body}
             {move || error.get().map(|e| view! { <p class="line-error" role="alert">{e}</p> })}

@@ -69,7 +69,7 @@ fn lookup(material: &str) -> Option<TableStats> {
 }
 
 /// The material of one side as Syzygy names it: `KQR`, strongest first.
-fn side_material(board: &shakmaty::Board, color: Color) -> String {
+pub fn side_material(board: &shakmaty::Board, color: Color) -> String {
     [
         Role::King,
         Role::Queen,
