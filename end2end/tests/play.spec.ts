@@ -123,3 +123,16 @@ test('an invalid FEN in the box shows the reason and keeps the board', async ({ 
   await expect.poll(() => fenOfUrl(page.url())).toBe(KQvK);
   await expect(page.locator('.fen-error')).toHaveCount(0);
 });
+
+test('hydration keeps the server-rendered page and logs no errors', async ({ page }) => {
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' || msg.type() === 'warning') errors.push(msg.text());
+  });
+  await page.goto('/?fen=4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1');
+  const before = await page.locator('.results').innerText();
+  await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  expect(await page.locator('.results').innerText()).toBe(before);
+  expect(errors).toEqual([]);
+});
