@@ -292,7 +292,7 @@ pub fn Editor(
                     title="Move pieces (drag off the board to remove)"
                     on:click=move |_| tool.set(Tool::Hand)
                 >
-                    "✋"
+                    "Move"
                 </button>
                 <button
                     class="palette-tool erase"
@@ -300,7 +300,7 @@ pub fn Editor(
                     title="Remove pieces"
                     on:click=move |_| tool.set(Tool::Erase)
                 >
-                    "🗑"
+                    "Remove"
                 </button>
             </div>
         </div>

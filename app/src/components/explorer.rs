@@ -104,6 +104,14 @@ pub fn Explorer() -> impl IntoView {
         });
     });
     let on_hover = Callback::new(move |squares| hover.set(squares));
+    let on_line = Callback::new(move |(fen, squares): (String, Option<(Square, Square)>)| {
+        if let Some(squares) = squares {
+            last_moves.update(|map| {
+                map.insert(fen.clone(), squares);
+            });
+        }
+        go.run(fen);
+    });
 
     // Keyboard: ←/→ walk the history, f flips, e opens or closes the editor.
     Effect::new(move |_| {
@@ -258,7 +266,7 @@ pub fn Explorer() -> impl IntoView {
                         {results}
                     </Transition>
                 </div>
-                <Mainline pos on_go=go/>
+                <Mainline pos on_go=on_line/>
                 <FenBox fen=Signal::derive(move || current_fen.get().unwrap_or_else(|| fen.get())) on_fen=go/>
                 <Stats placement/>
             </div>

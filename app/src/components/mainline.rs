@@ -6,9 +6,10 @@
 //! the board is on one of its positions.
 
 use leptos::{prelude::*, task::spawn_local};
-use shakmaty::{Chess, Color, Position, uci::UciMove};
+use shakmaty::{Chess, Color, Position, Square, uci::UciMove};
 
 use crate::{
+    components::board::move_squares,
     position::{parse_fen, to_fen},
     source::{encode, fetch_mainline},
 };
@@ -17,9 +18,17 @@ use crate::{
 #[derive(Clone, Debug, PartialEq)]
 struct Line {
     start: String,
-    /// (SAN, FEN after the move, DTZ before the move).
-    steps: Vec<(String, String, i32)>,
+    steps: Vec<Step>,
     winner: Option<String>,
+}
+
+/// One move of the line and the position after it.
+#[derive(Clone, Debug, PartialEq)]
+struct Step {
+    san: String,
+    fen: String,
+    /// The move's squares, to highlight it as the last move.
+    squares: Option<(Square, Square)>,
 }
 
 impl Line {
@@ -28,17 +37,14 @@ impl Line {
         if self.start == fen {
             return Some(0);
         }
-        self.steps.iter().position(|s| s.1 == fen).map(|i| i + 1)
+        self.steps.iter().position(|s| s.fen == fen).map(|i| i + 1)
     }
 
-    fn fen_at(&self, index: usize) -> &str {
-        match index {
-            0 => &self.start,
-            i => self
-                .steps
-                .get(i - 1)
-                .map(|s| s.1.as_str())
-                .unwrap_or(&self.start),
+    /// The position at an index, and the move that led there (for highlighting).
+    fn at(&self, index: usize) -> (String, Option<(Square, Square)>) {
+        match index.checked_sub(1).and_then(|i| self.steps.get(i)) {
+            Some(step) => (step.fen.clone(), step.squares),
+            None => (self.start.clone(), None),
         }
     }
 
@@ -55,7 +61,7 @@ impl Line {
             .map(|p| (p.fullmoves().get(), p.turn()))
             .unwrap_or((1, Color::White));
         let mut moves = String::new();
-        for (i, (san, _, _)) in self.steps.iter().enumerate() {
+        for (i, Step { san, .. }) in self.steps.iter().enumerate() {
             if turn == Color::White {
                 moves.push_str(&format!("{number}. "));
             } else if i == 0 {
@@ -88,8 +94,13 @@ fn build_line(start: &Chess, answer: crate::api::MainlineAnswer) -> Line {
         else {
             break;
         };
+        let squares = move_squares(&m);
         pos.play_unchecked(m);
-        steps.push((step.san, to_fen(&pos), step.dtz));
+        steps.push(Step {
+            san: step.san,
+            fen: to_fen(&pos),
+            squares,
+        });
     }
     Line {
         start: to_fen(start),
@@ -114,8 +125,8 @@ fn data_url(mime: &str, text: &str) -> String {
 #[component]
 pub fn Mainline(
     #[prop(into)] pos: Signal<Option<Chess>>,
-    /// Shows a position of the line (by FEN).
-    on_go: Callback<String>,
+    /// Shows a position of the line: its FEN and the move that led there.
+    on_go: Callback<(String, Option<(Square, Square)>)>,
 ) -> impl IntoView {
     let line = RwSignal::new(None::<Line>);
     let loading = RwSignal::new(false);
@@ -146,9 +157,8 @@ pub fn Mainline(
         });
     };
     let go = move |target: usize| {
-        if let Some(fen) = line.with_untracked(|l| l.as_ref().map(|l| l.fen_at(target).to_string()))
-        {
-            on_go.run(fen);
+        if let Some(step) = line.with_untracked(|l| l.as_ref().map(|l| l.at(target))) {
+            on_go.run(step);
         }
     };
     let last = move || line.with_untracked(|l| l.as_ref().map(|l| l.steps.len()).unwrap_or(0));
@@ -180,7 +190,7 @@ pub fn Mainline(
             .steps
             .iter()
             .enumerate()
-            .map(|(k, (san, fen, _))| {
+            .map(|(k, Step { san, fen, .. })| {
                 let class = if k + 1 == i { "step current" } else { "step" };
                 view! {
                     <li>
@@ -239,8 +249,16 @@ mod tests {
         let line = Line {
             start: "8/8/8/8/8/2k5/8/K1Q5 b - - 0 7".to_string(),
             steps: vec![
-                ("Kb3".into(), String::new(), 3),
-                ("Qc2+".into(), String::new(), 2),
+                Step {
+                    san: "Kb3".into(),
+                    fen: String::new(),
+                    squares: None,
+                },
+                Step {
+                    san: "Qc2+".into(),
+                    fen: String::new(),
+                    squares: None,
+                },
             ],
             winner: Some("w".into()),
         };
