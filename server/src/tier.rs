@@ -119,7 +119,16 @@ impl fmt::Display for Summary {
                 human(t.prefix()),
             )?;
         }
-        Ok(())
+        let total = self.total();
+        writeln!(
+            f,
+            "prefix {} bytes (header+sparse {}, block lengths {}) of {} table bytes; data blocks {} bytes",
+            total.prefix(),
+            total.header_and_sparse,
+            total.block_lengths,
+            total.total(),
+            total.data
+        )
     }
 }
 

@@ -11,7 +11,13 @@
 //! widening a read costs a memcpy from an already cached page and not another
 //! disk access, and xxh3 hashes 4 KiB in well under a microsecond.
 
-use std::{fmt, io, path::PathBuf};
+use std::{
+    fmt,
+    fs::{self, File},
+    io,
+    os::unix::fs::FileExt,
+    path::{Path, PathBuf},
+};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -94,6 +100,107 @@ impl BlockSums {
     }
 }
 
+/// Checksum lists up to this size are held in memory; longer ones (a large
+/// 7-piece table has tens of millions of blocks) are read from the fast tier
+/// as each read needs them.
+pub const IN_MEMORY_MAX: u64 = 4 << 20;
+
+/// The checksums of a table being served.
+#[derive(Debug)]
+pub struct BlockChecker {
+    block_size: u32,
+    file_size: u64,
+    source: SumSource,
+}
+
+#[derive(Debug)]
+enum SumSource {
+    Memory(Vec<u64>),
+    File(File),
+}
+
+impl BlockChecker {
+    /// Opens the checksum list of a file of `file_size` bytes; `None` when
+    /// it is missing or has the wrong length.
+    pub fn open(path: &Path, block_size: u32, file_size: u64) -> Option<BlockChecker> {
+        let file = File::open(path).ok()?;
+        let len = file.metadata().ok()?.len();
+        if block_size == 0 || len != BlockSums::blocks_for(file_size, block_size) * 8 {
+            return None;
+        }
+        let source = if len <= IN_MEMORY_MAX {
+            let bytes = fs::read(path).ok()?;
+            SumSource::Memory(BlockSums::from_bytes(&bytes, block_size, file_size)?.sums)
+        } else {
+            SumSource::File(file)
+        };
+        Some(BlockChecker {
+            block_size,
+            file_size,
+            source,
+        })
+    }
+
+    pub fn from_sums(sums: BlockSums) -> BlockChecker {
+        BlockChecker {
+            block_size: sums.block_size,
+            file_size: sums.file_size,
+            source: SumSource::Memory(sums.sums),
+        }
+    }
+
+    pub fn block_size(&self) -> u32 {
+        self.block_size
+    }
+
+    /// The block-aligned range covering `offset..offset + len`, clipped to the file.
+    pub fn widen(&self, offset: u64, len: usize) -> (u64, u64) {
+        let bs = u64::from(self.block_size);
+        let start = offset / bs * bs;
+        let end = (offset + len as u64).div_ceil(bs) * bs;
+        (start.min(self.file_size), end.min(self.file_size))
+    }
+
+    /// Checks whole blocks read from `start` (block aligned). Returns the
+    /// offset of the first block that does not match (or whose checksum
+    /// cannot be read: failing closed).
+    pub fn check(&self, start: u64, bytes: &[u8]) -> Result<(), u64> {
+        let bs = u64::from(self.block_size);
+        let first = start / bs;
+        let count = (bytes.len() as u64).div_ceil(bs) as usize;
+        let mut loaded = [0u64; 4];
+        let mut spilled = Vec::new();
+        let expected: &[u64] = match &self.source {
+            SumSource::Memory(sums) => usize::try_from(first)
+                .ok()
+                .and_then(|f| sums.get(f..f.checked_add(count)?))
+                .ok_or(start)?,
+            SumSource::File(file) => {
+                let mut raw = vec![0u8; count * 8];
+                file.read_exact_at(&mut raw, first * 8).map_err(|_| start)?;
+                let sums = raw
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
+                if count <= loaded.len() {
+                    for (slot, sum) in loaded.iter_mut().zip(sums) {
+                        *slot = sum;
+                    }
+                    &loaded[..count]
+                } else {
+                    spilled.extend(sums);
+                    &spilled
+                }
+            }
+        };
+        for (i, (block, expected)) in bytes.chunks(bs as usize).zip(expected).enumerate() {
+            if block_sum(block) != *expected {
+                return Err(start + i as u64 * bs);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A block whose checksum does not match: the bytes on disk are not the
 /// bytes the table had when its checksums were recorded.
 #[derive(Debug)]
@@ -146,6 +253,27 @@ mod tests {
         assert_eq!(sums.check(8192, &bytes[8192..]), Ok(()));
         let round = BlockSums::from_bytes(&sums.to_bytes(), 4096, 10_000).unwrap();
         assert_eq!(round, sums);
+    }
+
+    #[test]
+    fn checks_from_a_file_as_from_memory() {
+        let mut bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7) as u8).collect();
+        let sums = BlockSums::of(&bytes, 4096);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.sums");
+        fs::write(&path, sums.to_bytes()).unwrap();
+        let memory = BlockChecker::open(&path, 4096, 20_000).unwrap();
+        let file = BlockChecker {
+            source: SumSource::File(File::open(&path).unwrap()),
+            ..BlockChecker::open(&path, 4096, 20_000).unwrap()
+        };
+        bytes[9000] ^= 4;
+        for checker in [memory, file] {
+            assert_eq!(checker.check(0, &bytes[..4096]), Ok(()));
+            assert_eq!(checker.check(4096, &bytes[4096..16384]), Err(8192));
+            assert_eq!(checker.check(16384, &bytes[16384..]), Ok(()));
+        }
+        assert!(BlockChecker::open(&path, 4096, 30_000).is_none());
     }
 
     #[test]

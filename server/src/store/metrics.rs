@@ -9,7 +9,7 @@
 
 use std::{
     cell::{Cell, RefCell},
-    collections::BTreeMap,
+    collections::{BTreeMap, BTreeSet},
     fmt::Write as _,
     sync::{
         Arc, Mutex,
@@ -83,8 +83,8 @@ pub struct Metrics {
     integrity_failures: AtomicU64,
     /// Table file name → integrity failures seen (the table is suspect).
     suspect: Mutex<BTreeMap<String, u64>>,
-    /// Table file name → why its prefix is not used; logged once each.
-    fallbacks: Mutex<BTreeMap<String, String>>,
+    /// Table file names and why their prefix is not used; logged once each.
+    fallbacks: Mutex<BTreeSet<(String, String)>>,
     scrub: Mutex<Option<Arc<dyn ScrubReport>>>,
 }
 
@@ -216,13 +216,11 @@ impl Metrics {
     }
 
     /// Records that a table's prefix is not used; true the first time for
-    /// this table (the caller logs then, not on every open).
+    /// this table and reason (the caller logs then, not on every open).
     pub fn record_fallback(&self, table: &str, reason: &str) -> bool {
         self.prefix_fallbacks.fetch_add(1, Relaxed);
         let mut fallbacks = self.fallbacks.lock().unwrap_or_else(|p| p.into_inner());
-        fallbacks
-            .insert(table.to_string(), reason.to_string())
-            .is_none()
+        fallbacks.insert((table.to_string(), reason.to_string()))
     }
 
     /// Records a block whose checksum did not match: the table becomes suspect.

@@ -27,7 +27,7 @@ use std::{
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 use super::{
-    integrity::{BlockSums, HASH_NAME, IntegrityError},
+    integrity::{BlockChecker, HASH_NAME, IntegrityError},
     manifest::{Manifest, prefix_path, sums_path},
     metrics::{self, Tier},
     pread::PreadFilesystem,
@@ -117,9 +117,11 @@ impl TieredFilesystem {
                 );
                 return entry;
             }
-            let sums = fs::read(sums_path(&dir, table)).ok().and_then(|bytes| {
-                BlockSums::from_bytes(&bytes, manifest.block_size, manifest.source_size)
-            });
+            let sums = BlockChecker::open(
+                &sums_path(&dir, table),
+                manifest.block_size,
+                manifest.source_size,
+            );
             match sums {
                 Some(sums) => entry.sums = Some(Arc::new(sums)),
                 None => {
@@ -161,7 +163,7 @@ impl TieredFilesystem {
 struct Entry {
     prefix: Option<Box<dyn RandomAccessFile>>,
     fast_len: u64,
-    sums: Option<Arc<BlockSums>>,
+    sums: Option<Arc<BlockChecker>>,
 }
 
 /// Counts and logs (once per table) a table served without its prefix.
@@ -215,7 +217,7 @@ struct TieredFile {
     fast_len: u64,
     /// Cleared when the prefix turns out damaged or unreadable.
     prefix_ok: AtomicBool,
-    sums: Option<Arc<BlockSums>>,
+    sums: Option<Arc<BlockChecker>>,
 }
 
 thread_local! {
@@ -255,12 +257,12 @@ impl TieredFile {
         fallback(&self.table, reason);
     }
 
-    fn integrity_error(&self, offset: u64, sums: &BlockSums) -> io::Error {
+    fn integrity_error(&self, offset: u64, sums: &BlockChecker) -> io::Error {
         metrics::global().record_integrity_failure(&self.table);
         let err = IntegrityError {
             path: self.path.clone(),
             offset,
-            block_size: sums.block_size,
+            block_size: sums.block_size(),
         };
         tracing::error!("{err}");
         err.into_io()
