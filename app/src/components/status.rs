@@ -89,3 +89,21 @@ pub fn Status(text: String, class: &'static str) -> impl IntoView {
         </p>
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::position::parse_fen;
+
+    #[test]
+    fn mate_stalemate_and_outside_the_tables() {
+        let mate = parse_fen("k7/1Q6/1K6/8/8/8/8/8 b - - 0 1").expect("legal");
+        assert_eq!(status_line(&mate, Err("-")).0, "Checkmate: White wins");
+        let stalemate = parse_fen("k7/8/1QK5/8/8/8/8/8 b - - 0 1").expect("legal");
+        assert_eq!(status_line(&stalemate, Err("-")).1, "draw");
+        let five = parse_fen("k7/8/8/8/8/8/8/KQRN4 w - - 0 1").expect("legal");
+        let (text, class) = status_line(&five, Err("table KQRNvK.rtbw is not loaded"));
+        assert!(text.starts_with("Not in the tables (5 pieces)"), "{text}");
+        assert_eq!(class, "unknown");
+    }
+}
