@@ -51,6 +51,8 @@ test('the editor refuses a side not to move in check', async ({ page }) => {
   await page.keyboard.press('e');
   await expect(page.locator('.editor')).toBeVisible();
   await page.locator('.editor-controls input[value="w"]').check();
-  await page.locator('.editor-controls button.done').click();
+  // Leaving by keyboard checks the position like Done does.
+  await page.locator('body').press('e');
   await expect(page.locator('.editor-error')).toContainText('side not to move is in check');
+  await expect(page.locator('.editor')).toBeVisible();
 });

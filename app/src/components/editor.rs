@@ -59,6 +59,10 @@ pub fn Editor(
     /// Called with the FEN of a valid position that the tables cover.
     on_done: Callback<String>,
     on_cancel: Callback<()>,
+    /// Bumped by the page when the player leaves the editor another way
+    /// (toolbar button, "e"): treated like Done.
+    #[prop(into)]
+    leave: Signal<u32>,
 ) -> impl IntoView {
     let board = RwSignal::new(start);
     let turn = RwSignal::new(start_turn);
@@ -159,7 +163,8 @@ pub fn Editor(
         )
     };
 
-    let done = move |_| {
+    // Leaving the editor (Done, the toolbar button or "e") checks the position.
+    let done = move || {
         let text = fen();
         let pos = match parse_fen(&text) {
             Ok(pos) => pos,
@@ -198,6 +203,8 @@ pub fn Editor(
             }
         });
     };
+
+    Effect::watch(move || leave.get(), move |_, _, _| done(), false);
 
     let squares = move || {
         let o = orientation.get();
@@ -355,7 +362,7 @@ pub fn Editor(
             <p class="editor-fen">{fen}</p>
             {move || message.get().map(|m| view! { <p class="editor-error" role="alert">{m}</p> })}
             <div class="buttons">
-                <button class="done primary" on:click=done disabled=move || checking.get()>
+                <button class="done primary" on:click=move |_| done() disabled=move || checking.get()>
                     {move || if checking.get() { "Checking…" } else { "Done" }}
                 </button>
                 <button class="cancel" on:click=move |_| on_cancel.run(())>

@@ -58,6 +58,15 @@ pub fn Explorer() -> impl IntoView {
     let orientation = RwSignal::new(Color::White);
     let hover = RwSignal::new(None::<(Square, Square)>);
     let editing = RwSignal::new(false);
+    // Asks an open editor to check its position and leave (like its Done button).
+    let leave_editor = RwSignal::new(0u32);
+    let toggle_editor = move || {
+        if editing.get_untracked() {
+            leave_editor.update(|n| *n += 1);
+        } else {
+            editing.set(true);
+        }
+    };
     // The move that led to each position seen in this tab, to highlight it
     // again when back/forward return there.
     let last_moves = RwSignal::new(HashMap::<String, (Square, Square)>::new());
@@ -116,15 +125,20 @@ pub fn Explorer() -> impl IntoView {
     // Keyboard: ←/→ walk the history, f flips, e opens or closes the editor.
     Effect::new(move |_| {
         let handle = window_event_listener(ev::keydown, move |ev| {
-            let typing = ev
-                .target()
-                .and_then(|t| {
-                    use leptos::wasm_bindgen::JsCast;
-                    t.dyn_into::<leptos::web_sys::HtmlElement>().ok()
-                })
-                .is_some_and(|el| {
-                    matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
-                });
+            // Keys typed into a text field are text, not shortcuts (radio
+            // buttons and checkboxes do not take letters).
+            let typing = ev.target().is_some_and(|t| {
+                use leptos::wasm_bindgen::JsCast;
+                if let Some(input) = t.dyn_ref::<leptos::web_sys::HtmlInputElement>() {
+                    !matches!(
+                        input.type_().as_str(),
+                        "radio" | "checkbox" | "button" | "submit"
+                    )
+                } else {
+                    t.dyn_ref::<leptos::web_sys::HtmlElement>()
+                        .is_some_and(|el| matches!(el.tag_name().as_str(), "TEXTAREA" | "SELECT"))
+                }
+            });
             if typing || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
                 return;
             }
@@ -141,7 +155,7 @@ pub fn Explorer() -> impl IntoView {
                     }
                 }
                 "f" => orientation.update(|o| *o = o.other()),
-                "e" => editing.update(|e| *e = !*e),
+                "e" => toggle_editor(),
                 _ => return,
             }
             ev.prevent_default();
@@ -172,6 +186,7 @@ pub fn Explorer() -> impl IntoView {
                         go.run(fen);
                     })
                     on_cancel=Callback::new(move |_| editing.set(false))
+                    leave=leave_editor
                 />
             }
             .into_any()
@@ -251,7 +266,7 @@ pub fn Explorer() -> impl IntoView {
                     <button class="flip js-only" title="Flip the board (f)" on:click=move |_| orientation.update(|o| *o = o.other())>
                         "⇅ Flip"
                     </button>
-                    <button class="edit js-only" title="Set up a position (e)" class:active=move || editing.get() on:click=move |_| editing.update(|e| *e = !*e)>
+                    <button class="edit js-only" title="Set up a position (e)" class:active=move || editing.get() on:click=move |_| toggle_editor()>
                         {move || if editing.get() { "Close editor" } else { "✎ Editor" }}
                     </button>
                     <span class="turn">{move || pos.get().map(|p| turn_text(p.turn()))}</span>
