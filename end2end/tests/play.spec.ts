@@ -136,3 +136,24 @@ test('hydration keeps the server-rendered page and logs no errors', async ({ pag
   expect(await page.locator('.results').innerText()).toBe(before);
   expect(errors).toEqual([]);
 });
+
+test('while the new answer loads, the previous list stays, greyed', async ({ page, request }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  // Hold the API's answers back so the waiting state can be seen.
+  await page.route((url) => url.pathname === '/standard', async (route) => {
+    await new Promise((r) => setTimeout(r, 1500));
+    await route.continue();
+  });
+  await clickSquare(page, 'h1');
+  await clickSquare(page, 'h7');
+  const next = '4k3/7R/8/8/8/8/8/4K3 b - - 1 1';
+  // The board moved at once...
+  await expect.poll(() => fenOfUrl(page.url())).toBe(next);
+  expect((await boardPieces(page))['h7']).toBe('wR');
+  // ...while the old list is still there, marked pending.
+  await expect(page.locator('.results')).toHaveClass(/pending/);
+  await expect(page.locator(`.move-list[data-fen="${KRvK}"]`)).toBeVisible();
+  await waitForList(page, next);
+  await expectListMatchesApi(page, await apiAnswer(request, next));
+});
