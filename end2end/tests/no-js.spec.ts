@@ -43,3 +43,12 @@ test('without JavaScript, an illegal position says why', async ({ page }) => {
   await page.goto('/?fen=4k3/8/8/8/8/8/8/3KK3_w_-_-_0_1');
   await expect(page.locator('.status')).toContainText('too many kings');
 });
+
+test('without JavaScript, the FEN box loads a position', async ({ page, request }) => {
+  await page.goto('/');
+  const fen = '4k3/8/8/8/8/8/8/3QK3 w - - 0 1';
+  await page.locator('#fen-input').fill(fen);
+  await page.locator('#fen-input').press('Enter');
+  await expect(page.locator('.status')).toContainText('White to move wins');
+  await expectListMatchesApi(page, await apiAnswer(request, fen));
+});
