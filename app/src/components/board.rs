@@ -18,8 +18,10 @@ struct Drag {
     piece: Piece,
     x: f64,
     y: f64,
+    /// Where the pointer went down, to tell a drag from a click.
+    start: (f64, f64),
     square_size: f64,
-    /// Set once the pointer moved a few pixels: only then is it a drag and not a click.
+    /// Set once the pointer moved a few pixels away: only then is it a drag and not a click.
     moved: bool,
 }
 
@@ -152,6 +154,7 @@ pub fn Board(
                     piece,
                     x,
                     y,
+                    start: (x, y),
                     square_size: size,
                     moved: false,
                 }));
@@ -169,7 +172,7 @@ pub fn Board(
         let Some((x, y, _)) = locate(&ev) else {
             return;
         };
-        d.moved |= (x - d.x).abs() + (y - d.y).abs() > 4.0 || d.moved;
+        d.moved |= (x - d.start.0).abs() + (y - d.start.1).abs() > 4.0;
         d.x = x;
         d.y = y;
         drag.set(Some(d));
