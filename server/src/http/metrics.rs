@@ -19,13 +19,17 @@ pub async fn metrics() -> Response {
         .into_response()
 }
 
-/// The `X-Probe-Reads` value: the request's own table reads by tier (zero
-/// for an answer from the cache or one computed for an identical request
-/// that was in flight).
+/// The `X-Probe-Reads` value: the request's own table reads by tier, and
+/// the blocks served from the verified-block cache without a read (all zero
+/// for an answer from the response cache or one computed for an identical
+/// request that was in flight).
 pub fn probe_reads_header(reads: &metrics::RequestReads) -> HeaderValue {
     let tally = reads.tally();
-    HeaderValue::from_str(&format!("fast={} slow={}", tally.fast, tally.slow))
-        .unwrap_or_else(|_| HeaderValue::from_static("unknown"))
+    HeaderValue::from_str(&format!(
+        "fast={} slow={} cached={}",
+        tally.fast, tally.slow, tally.cached
+    ))
+    .unwrap_or_else(|_| HeaderValue::from_static("unknown"))
 }
 
 /// The response header carrying a request's own table reads.

@@ -25,10 +25,13 @@ use shakmaty_syzygy::filesystem::ReadHint;
 pub enum Tier {
     Fast,
     Slow,
+    /// The in-memory cache of blocks that already passed their checksum:
+    /// no disk read at all.
+    Cache,
 }
 
 impl Tier {
-    const ALL: [Tier; 2] = [Tier::Fast, Tier::Slow];
+    const ALL: [Tier; 3] = [Tier::Fast, Tier::Slow, Tier::Cache];
 
     fn index(self) -> usize {
         self as usize
@@ -38,6 +41,7 @@ impl Tier {
         match self {
             Tier::Fast => "fast",
             Tier::Slow => "slow",
+            Tier::Cache => "cache",
         }
     }
 }
@@ -78,7 +82,7 @@ struct Series {
 /// Process-wide counters.
 #[derive(Default)]
 pub struct Metrics {
-    series: [[Series; 5]; 2],
+    series: [[Series; 5]; 3],
     prefix_fallbacks: AtomicU64,
     integrity_failures: AtomicU64,
     /// Table file name → integrity failures seen (the table is suspect).
@@ -104,6 +108,7 @@ pub fn global() -> &'static Metrics {
 pub struct Tally {
     pub fast: u64,
     pub slow: u64,
+    pub cached: u64,
 }
 
 /// One read, as the per-thread log records it.
@@ -121,6 +126,7 @@ pub struct ReadEvent {
 pub struct RequestReads {
     fast: AtomicU64,
     slow: AtomicU64,
+    cached: AtomicU64,
 }
 
 impl RequestReads {
@@ -128,12 +134,13 @@ impl RequestReads {
         Tally {
             fast: self.fast.load(Relaxed),
             slow: self.slow.load(Relaxed),
+            cached: self.cached.load(Relaxed),
         }
     }
 }
 
 thread_local! {
-    static THREAD_TALLY: Cell<Tally> = const { Cell::new(Tally { fast: 0, slow: 0 }) };
+    static THREAD_TALLY: Cell<Tally> = const { Cell::new(Tally { fast: 0, slow: 0, cached: 0 }) };
     static THREAD_LOG: RefCell<Option<Vec<ReadEvent>>> = const { RefCell::new(None) };
     static THREAD_REQUEST: RefCell<Option<Arc<RequestReads>>> = const { RefCell::new(None) };
 }
@@ -191,6 +198,7 @@ impl Metrics {
             match tier {
                 Tier::Fast => tally.fast += 1,
                 Tier::Slow => tally.slow += 1,
+                Tier::Cache => tally.cached += 1,
             }
             t.set(tally);
         });
@@ -199,6 +207,7 @@ impl Metrics {
                 match tier {
                     Tier::Fast => reads.fast.fetch_add(1, Relaxed),
                     Tier::Slow => reads.slow.fetch_add(1, Relaxed),
+                    Tier::Cache => reads.cached.fetch_add(1, Relaxed),
                 };
             }
         });
@@ -256,6 +265,7 @@ impl Metrics {
         Tally {
             fast: sum(Tier::Fast),
             slow: sum(Tier::Slow),
+            cached: sum(Tier::Cache),
         }
     }
 

@@ -4,7 +4,8 @@
 //! 3- and 4-piece tables compiled into the binary so a fresh clone answers
 //! without configuration; `tiered` puts each table's prefix (`format` finds
 //! it) on fast storage, described by a `manifest`, and checks every read
-//! against block checksums (`integrity`), counting reads in `metrics`.
+//! against block checksums (`integrity`), keeping verified blocks in memory
+//! (`verified_cache`) and counting reads in `metrics`.
 
 pub mod embedded;
 pub mod format;
@@ -14,3 +15,4 @@ pub mod metrics;
 pub mod pread;
 pub mod published;
 pub mod tiered;
+pub mod verified_cache;

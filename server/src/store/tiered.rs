@@ -21,7 +21,7 @@ use std::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
@@ -31,6 +31,7 @@ use super::{
     manifest::{Manifest, prefix_path, sums_path},
     metrics::{self, Tier},
     pread::PreadFilesystem,
+    verified_cache,
 };
 
 /// Where `zugzwang verify --init` keeps checksums for tables served without a
@@ -43,6 +44,7 @@ pub struct TieredFilesystem {
     slow: PreadFilesystem,
     fast_dir: Option<PathBuf>,
     check_blocks: bool,
+    cache_verified: bool,
 }
 
 impl TieredFilesystem {
@@ -54,7 +56,16 @@ impl TieredFilesystem {
             slow: PreadFilesystem::new(advise_random),
             fast_dir,
             check_blocks,
+            cache_verified: true,
         }
+    }
+
+    /// Whether blocks that passed their checksum are kept in memory (on by
+    /// default; off only to measure what the cache buys).
+    #[must_use]
+    pub fn with_verified_cache(mut self, on: bool) -> Self {
+        self.cache_verified = on;
+        self
     }
 
     /// What the fast tier (or the integrity folder) offers for one table.
@@ -202,6 +213,11 @@ impl Filesystem for TieredFilesystem {
             prefix: entry.prefix,
             fast_len: entry.fast_len,
             sums: entry.sums,
+            cache_key: if self.cache_verified {
+                verified_cache::file_key()
+            } else {
+                0
+            },
         }))
     }
 }
@@ -218,6 +234,8 @@ struct TieredFile {
     /// Cleared when the prefix turns out damaged or unreadable.
     prefix_ok: AtomicBool,
     sums: Option<Arc<BlockChecker>>,
+    /// This open file's key in the verified-block cache; 0: not cached.
+    cache_key: u64,
 }
 
 thread_local! {
@@ -317,10 +335,34 @@ impl RandomAccessFile for TieredFile {
             return Ok(len);
         };
         let (start, end) = sums.widen(offset, len);
+        let block_size = sums.block_size() as usize;
+        let first_block = start / sums.block_size() as u64;
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.resize((end - start) as usize, 0);
-            self.read_range(&mut scratch, start, hint)?;
+            let cache = verified_cache::global();
+            let cached = self.cache_key != 0
+                && scratch
+                    .chunks_mut(block_size)
+                    .enumerate()
+                    .all(|(i, block)| cache.get(self.cache_key, first_block + i as u64, block));
+            if cached {
+                metrics::global().record_read(
+                    &self.table,
+                    Tier::Cache,
+                    hint,
+                    start,
+                    scratch.len(),
+                    Duration::ZERO,
+                );
+            } else {
+                self.read_range(&mut scratch, start, hint)?;
+                if self.cache_key != 0 {
+                    for (i, block) in scratch.chunks(block_size).enumerate() {
+                        cache.put(self.cache_key, first_block + i as u64, block);
+                    }
+                }
+            }
             let from = (offset - start) as usize;
             buf.copy_from_slice(&scratch[from..from + len]);
             Ok(len)

@@ -62,7 +62,18 @@ pub fn workload(name: &str) -> Option<Vec<Chess>> {
 }
 
 pub fn tablebase(dirs: &[PathBuf], fast: Option<&Path>, check_blocks: bool) -> Tablebase<Chess> {
-    let fs = TieredFilesystem::new(false, fast.map(Path::to_path_buf), check_blocks);
+    tablebase_cached(dirs, fast, check_blocks, true)
+}
+
+/// Like `tablebase`, choosing whether verified blocks are kept in memory.
+pub fn tablebase_cached(
+    dirs: &[PathBuf],
+    fast: Option<&Path>,
+    check_blocks: bool,
+    cache: bool,
+) -> Tablebase<Chess> {
+    let fs = TieredFilesystem::new(false, fast.map(Path::to_path_buf), check_blocks)
+        .with_verified_cache(cache);
     let mut tb = Tablebase::with_filesystem(Arc::new(fs));
     for dir in dirs {
         tb.add_directory(dir).expect("table directory");
@@ -78,6 +89,8 @@ pub struct Replay {
     pub lookups: u64,
     pub fast_reads: u64,
     pub slow_reads: u64,
+    /// Blocks served from the verified-block cache, without a read.
+    pub cached: u64,
     /// Reads of table headers (when a table is opened) that went to the slow tier.
     pub slow_header_reads: u64,
     /// Lookups by the number of slow reads they made (0, 1, 2, 3 or more).
@@ -92,13 +105,14 @@ impl Replay {
 
     pub fn print(&self, label: &str) {
         println!(
-            "{label}: {} positions ({} not in the tables), {} table lookups, reads fast={} slow={} (of which table-open header reads slow={}), slow reads per lookup: mean {:.3}, max {}, lookups with 0/1/2/3+ slow reads: {:?}",
+            "{label}: {} positions ({} not in the tables), {} table lookups, reads fast={} slow={} (of which table-open header reads slow={}), verified-cache hits={}, slow reads per lookup: mean {:.3}, max {}, lookups with 0/1/2/3+ slow reads: {:?}",
             self.positions,
             self.unanswered,
             self.lookups,
             self.fast_reads,
             self.slow_reads,
             self.slow_header_reads,
+            self.cached,
             self.slow_per_lookup(),
             self.max_slow_per_lookup,
             self.by_slow_reads
@@ -128,6 +142,7 @@ pub fn count_lookups(events: &[ReadEvent], replay: &mut Replay) {
         match event.tier {
             Tier::Fast => replay.fast_reads += 1,
             Tier::Slow => replay.slow_reads += 1,
+            Tier::Cache => replay.cached += 1,
         }
         if event.hint == ReadHint::Header {
             if event.tier == Tier::Slow {
