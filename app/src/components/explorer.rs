@@ -237,20 +237,13 @@ pub fn Explorer() -> impl IntoView {
     };
 
     // The tab names the material and the side to move: "KRvK, white to move".
-    let title = move || {
-        let board = placement.get();
-        let material = format!(
-            "{}v{}",
-            side_material(&board, Color::White),
-            side_material(&board, Color::Black)
-        );
-        match pos.get() {
-            Some(p) => format!(
-                "{material}, {} — Zugzwang",
-                turn_text(p.turn()).to_lowercase()
-            ),
-            None => "Illegal position — Zugzwang".to_string(),
-        }
+    // The server renders <title> after the page's reactive values may
+    // already be disposed, so the closure falls back to the title of the
+    // position this page was rendered for instead of panicking.
+    let first_title = page_title(&placement.get_untracked(), parsed.get_untracked().ok());
+    let title = move || match (placement.try_get(), parsed.try_get()) {
+        (Some(board), Some(pos)) => page_title(&board, pos.ok()),
+        _ => first_title.clone(),
     };
 
     view! {
@@ -329,4 +322,20 @@ fn sentence(message: &str) -> String {
         .next()
         .map(|c| c.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
+}
+
+/// The tab's title: the material and the side to move, "KRvK, white to move".
+fn page_title(board: &shakmaty::Board, pos: Option<Chess>) -> String {
+    let material = format!(
+        "{}v{}",
+        side_material(board, Color::White),
+        side_material(board, Color::Black)
+    );
+    match pos {
+        Some(p) => format!(
+            "{material}, {} — Zugzwang",
+            turn_text(p.turn()).to_lowercase()
+        ),
+        None => "Illegal position — Zugzwang".to_string(),
+    }
 }
