@@ -28,7 +28,9 @@ pub struct VerifyArgs {
     /// read when the tables are served without a fast tier.
     #[arg(long)]
     pub init: bool,
-    /// With --init: where to keep the checksums (default: DIR/.zugzwang, where `serve` looks).
+    /// With --init: where to keep the checksums. Default: DIR/.zugzwang,
+    /// where `serve` finds them by itself; elsewhere (a read-only table
+    /// directory), pass the same directory to `serve --fast`.
     #[arg(long, value_name = "DIR", requires = "init")]
     pub to: Option<PathBuf>,
     /// Do not count published tables absent from the directories as a
