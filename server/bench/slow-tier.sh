@@ -10,6 +10,9 @@
 #   slow-tier.sh [--dry-run] run CMD...  drop the page cache, then run CMD inside the
 #                                        throttled cgroup (cold start)
 #   slow-tier.sh [--dry-run] drop-caches only drop the page cache
+#   slow-tier.sh [--dry-run] evict SECONDS  every SECONDS, drop the slow tier's tables
+#                                        (only those files) from the page cache, until
+#                                        killed: emulates tables much larger than RAM
 #   slow-tier.sh [--dry-run] status      what is set up
 #   slow-tier.sh [--dry-run] teardown    unmount, detach this script's loop devices,
 #                                        remove the cgroup and the images
@@ -22,6 +25,9 @@
 #   CGROUP     blkio cgroup name                 (default: zugzwang-slow-tier)
 #   BLKIO      cgroup v1 blkio mount             (default: /sys/fs/cgroup/blkio)
 #   FAST_MB    size of the fast file system      (default: 256)
+#   READ_AHEAD_KB  read-ahead of both devices    (default: 128, a SATA disk's
+#                                                 default; loop devices start at
+#                                                 their own, often much larger)
 #
 # Needs root, loop devices, mkfs.ext4 and the cgroup v1 blkio controller; it
 # says which is missing and exits 2 without touching anything. --dry-run
@@ -37,6 +43,7 @@ IOPS="${IOPS:-150}"
 CGROUP="${CGROUP:-zugzwang-slow-tier}"
 BLKIO="${BLKIO:-/sys/fs/cgroup/blkio}"
 FAST_MB="${FAST_MB:-256}"
+READ_AHEAD_KB="${READ_AHEAD_KB:-128}"
 
 dry_run=0
 if [[ "${1:-}" == "--dry-run" ]]; then
@@ -155,6 +162,9 @@ make_fs() {
   attach "$img"
   dev="$attached"
   run mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$dev"
+  # Read-ahead decides how much each miss brings in (mmap faults read around
+  # by the same amount), so it is set like a disk's rather than left to the loop driver.
+  write_to "$READ_AHEAD_KB" "/sys/block/${dev#/dev/}/queue/read_ahead_kb"
   run mkdir -p "$mnt"
   run mount "$dev" "$mnt"
   ((dry_run)) || echo "$mnt" >>"$mounts_file"
@@ -162,7 +172,8 @@ make_fs() {
 
 setup() {
   if [[ -f "$loops_file" || -f "$mounts_file" ]]; then
-    die "already set up in $STATE_DIR (run: $0 teardown)"
+    ((dry_run)) && say "warning: already set up in $STATE_DIR; a real setup would stop here"
+    ((dry_run)) || die "already set up in $STATE_DIR (run: $0 teardown)"
   fi
   run mkdir -p "$STATE_DIR"
   # Any failure from here on undoes what was done.
@@ -180,9 +191,22 @@ setup() {
   ((dry_run)) || majmin="$(lsblk -dno MAJ:MIN "$slow_dev" | tr -d ' ')"
   write_to "$majmin $IOPS" "$cg/blkio.throttle.read_iops_device"
   trap - ERR
-  say "slow tier: $STATE_DIR/slow/tables on $slow_dev, read IOPS capped at $IOPS for cgroup $cg"
+  say "slow tier: $STATE_DIR/slow/tables on $slow_dev, read IOPS capped at $IOPS for cgroup $cg, read-ahead ${READ_AHEAD_KB} KiB"
   say "fast tier: $STATE_DIR/fast (unthrottled)"
   say "cold run:  $0 run zugzwang serve --tables $STATE_DIR/slow/tables ..."
+}
+
+# POSIX_FADV_DONTNEED on each slow-tier table, through dd's nocache flag.
+evict_loop() {
+  local interval="$1" tables="$STATE_DIR/slow/tables"
+  [[ -d "$tables" ]] || ((dry_run)) || die "not set up (run: $0 setup)"
+  while :; do
+    for f in "$tables"/*; do
+      run dd if="$f" iflag=nocache count=0 status=none
+    done
+    ((dry_run)) && return 0
+    sleep "$interval"
+  done
 }
 
 drop_caches() {
@@ -203,6 +227,10 @@ case "$command" in
     require
     drop_caches
     ;;
+  evict)
+    [[ "${1:-}" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "usage: $0 evict SECONDS"
+    evict_loop "$1"
+    ;;
   run)
     [[ $# -gt 0 ]] || die "usage: $0 run COMMAND [ARGS...]"
     require
@@ -217,7 +245,7 @@ case "$command" in
     [[ -f "$cg/blkio.throttle.read_iops_device" ]] && cat "$cg/blkio.throttle.read_iops_device" || true
     ;;
   *)
-    sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

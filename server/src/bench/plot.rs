@@ -142,7 +142,8 @@ pub fn plot(
     Ok(())
 }
 
-/// Smallest and largest x over all curves, widened to whole decades-ish so the log axis has room.
+/// Smallest and largest x over all curves, widened to 1, 2 or 5 times a
+/// power of ten so the log axis starts and ends on a labelled value.
 fn x_range(curves: &[Curve]) -> (f64, f64) {
     let lo = curves
         .iter()
@@ -154,8 +155,22 @@ fn x_range(curves: &[Curve]) -> (f64, f64) {
         .filter_map(|c| c.points.last())
         .map(|p| p.0)
         .fold(0.0, f64::max);
-    let lo = (lo * 0.9).max(0.01);
-    (lo, (hi * 1.1).max(lo * 10.0))
+    let lo = round_125(lo.max(0.01), false);
+    let hi = round_125(hi.max(lo * 2.0), true);
+    (lo, hi)
+}
+
+/// The nearest of 1, 2, 5 × 10^k at or below `x`, or at or above it when `up`.
+fn round_125(x: f64, up: bool) -> f64 {
+    let decade = 10f64.powf(x.log10().floor());
+    let steps = [1.0, 2.0, 5.0, 10.0];
+    let m = x / decade;
+    let pick = if up {
+        steps.iter().find(|s| **s >= m - 1e-9)
+    } else {
+        steps.iter().rev().find(|s| **s <= m + 1e-9)
+    };
+    pick.copied().unwrap_or(1.0) * decade
 }
 
 fn draw<DB: DrawingBackend>(
@@ -179,14 +194,10 @@ fn draw<DB: DrawingBackend>(
         .x_desc(format!(
             "response time in ms, with a {ping_ms} ms client ping added (log scale)"
         ))
+        .x_label_formatter(&log_label)
         .y_desc("fraction of requests answered")
-        .x_label_formatter(&|x| {
-            if *x >= 10.0 {
-                format!("{x:.0}")
-            } else {
-                format!("{x}")
-            }
-        })
+        .x_labels(40)
+        .y_labels(11)
         .label_style((FONT_NAME, 14))
         .axis_desc_style((FONT_NAME, 15))
         .draw()
@@ -218,6 +229,25 @@ fn draw<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     root.present().map_err(err)
+}
+
+/// Labels only 1, 2 and 5 times a power of ten, so a log axis with many
+/// grid lines stays readable.
+fn log_label(x: &f64) -> String {
+    if *x <= 0.0 {
+        return String::new();
+    }
+    let decade = 10f64.powf(x.log10().floor());
+    let mantissa = x / decade;
+    if [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
+        if *x >= 1.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x}")
+        }
+    } else {
+        String::new()
+    }
 }
 
 /// For `--out` defaults and messages.
@@ -255,6 +285,23 @@ mod tests {
             vec![(31.0, 0.25), (32.0, 0.5), (32.0, 0.75), (33.0, 1.0)]
         );
         assert!(ecdf(&records[..1], 30.0).is_empty());
+    }
+
+    #[test]
+    fn axis_ends_on_round_values() {
+        assert_eq!(round_125(31.0, false), 20.0);
+        assert_eq!(round_125(31.0, true), 50.0);
+        assert_eq!(round_125(6300.0, true), 10_000.0);
+        assert_eq!(round_125(100.0, false), 100.0);
+    }
+
+    #[test]
+    fn log_axis_labels_only_round_values() {
+        assert_eq!(log_label(&50.0), "50");
+        assert_eq!(log_label(&2000.0), "2000");
+        assert_eq!(log_label(&0.5), "0.5");
+        assert_eq!(log_label(&70.0), "");
+        assert_eq!(log_label(&0.0), "");
     }
 
     #[test]
