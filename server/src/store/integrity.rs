@@ -7,14 +7,14 @@
 //! bytes are used (as dm-integrity does below the file system).
 //!
 //! Block size and hash were chosen by measuring (`integrity_cost_on_hot_cache`
-//! in `tests/integrity.rs`, release mode, the 3-5 piece log on a hot page
-//! cache): xxh3 hashes 4 KiB in about 190 ns where sha256 needs 2.7 µs;
-//! checking without a cache costs +8% per probe with 1 KiB blocks, +38% with
-//! 4 KiB and +99% with 16 KiB, because every small metadata read is widened
-//! to a whole block and hashed again. With the verified-block cache
-//! (`verified_cache`) the checked store is faster than the unchecked one at
-//! any of these sizes (4 KiB: -30%), so the block size is set by the
-//! checksum list's size instead: 4 KiB (the page cache's unit) keeps it at
+//! in `tests/integrity.rs`: release mode, the 3-5 piece log, hot page cache,
+//! thread CPU time): xxh3 hashes 4 KiB in about 190 ns where sha256 needs
+//! 2.7 µs. Checking without a cache cost +10-13% per probe with 1 KiB
+//! blocks, +29-32% with 4 KiB and about +100% with 16 KiB, because every
+//! small metadata read is widened to a whole block and hashed again. With the
+//! verified-block cache (`verified_cache`) the checked store is faster than
+//! the unchecked one at every size (4 KiB: -23%), so the block size is set by
+//! the checksum list's size instead: 4 KiB (the page cache's unit) keeps it at
 //! 0.2% of the tables, where 1 KiB would need 0.8%.
 
 use std::{
