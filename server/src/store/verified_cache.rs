@@ -7,9 +7,9 @@
 //! explorer's lookups revisit the same index and block-length blocks over
 //! and over, so a bounded set of verified blocks serves most of them without
 //! a read or a hash: on the 3-5 piece log it turns the +29% of checking
-//! 4 KiB blocks into -23% against not checking at all. A block enters only after its checksum matched, so the
-//! cache never holds unchecked bytes; what it trusts afterwards is RAM, which
-//! the page cache trusts too.
+//! 4 KiB blocks into -23% against not checking at all. A block enters only
+//! after its checksum matched, so the cache never holds unchecked bytes;
+//! what it trusts afterwards is RAM, which the page cache trusts too.
 //!
 //! Direct-mapped: each (file, block) has one slot, chosen by hash; a new
 //! block evicts whatever was there. No bookkeeping on hits, one short lock
