@@ -437,3 +437,33 @@ fn integrity_cost_on_hot_cache() {
     let sha = (cpu_ns() - started) as f64 / (rounds / 10) as f64;
     println!("  hashing 4 KiB: xxh3-64 {xxh3:.0} ns, sha256 {sha:.0} ns");
 }
+
+/// The background scrub finds a damaged table by its published digest and
+/// shows it, with its progress, on `/metrics`.
+#[test]
+fn scrub_names_a_damaged_table() {
+    let slow = copy_tables();
+    flip(&slow.path().join("KRvKB.rtbz"), 100);
+    let state = server::scrub::ScrubState::default();
+    server::scrub::scrub_pass(&[slow.path().to_path_buf()], 1000.0, &state);
+    let damaged: Vec<String> = state.damaged().into_iter().map(|(t, _)| t).collect();
+    assert_eq!(damaged, ["KRvKB.rtbz"]);
+    assert_eq!(
+        state
+            .files_checked
+            .load(std::sync::atomic::Ordering::Relaxed),
+        70
+    );
+    let mut text = String::new();
+    metrics::ScrubReport::render(&state, &mut text);
+    assert!(text.contains("zugzwang_scrub_files_checked 70"), "{text}");
+    assert!(
+        text.contains("zugzwang_scrub_damaged{table=\"KRvKB.rtbz\""),
+        "{text}"
+    );
+    assert!(
+        metrics::global()
+            .suspect_tables()
+            .contains(&"KRvKB.rtbz".to_string())
+    );
+}
