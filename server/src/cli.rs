@@ -10,7 +10,8 @@ use crate::engine::EngineConfig;
 #[command(
     name = "zugzwang",
     version,
-    about = "Syzygy endgame explorer and tablebase server"
+    about = "Syzygy endgame explorer and tablebase server",
+    after_help = "Without a command, `zugzwang` runs `serve` with its defaults."
 )]
 pub struct Cli {
     #[command(subcommand)]
