@@ -160,6 +160,23 @@ fn x_range(curves: &[Curve]) -> (f64, f64) {
     (lo, hi)
 }
 
+/// The values m × 10^k in `lo..=hi` for each mantissa m: labelled and
+/// light grid lines of the log axis (plotters' own choice skips short ranges).
+fn ticks(lo: f64, hi: f64, mantissas: &[f64]) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut decade = 10f64.powf(lo.log10().floor());
+    while decade <= hi {
+        for m in mantissas {
+            let x = m * decade;
+            if x >= lo * (1.0 - 1e-9) && x <= hi * (1.0 + 1e-9) {
+                out.push(x);
+            }
+        }
+        decade *= 10.0;
+    }
+    out
+}
+
 /// The nearest of 1, 2, 5 × 10^k at or below `x`, or at or above it when `up`.
 fn round_125(x: f64, up: bool) -> f64 {
     let decade = 10f64.powf(x.log10().floor());
@@ -187,7 +204,17 @@ fn draw<DB: DrawingBackend>(
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(60)
-        .build_cartesian_2d((lo..hi).log_scale(), 0f64..1f64)
+        .build_cartesian_2d(
+            (lo..hi)
+                .log_scale()
+                .with_key_points(ticks(lo, hi, &[1.0, 2.0, 5.0]))
+                .with_light_points(ticks(
+                    lo,
+                    hi,
+                    &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+                )),
+            0f64..1f64,
+        )
         .map_err(err)?;
     chart
         .configure_mesh()
@@ -196,7 +223,6 @@ fn draw<DB: DrawingBackend>(
         ))
         .x_label_formatter(&log_label)
         .y_desc("fraction of requests answered")
-        .x_labels(40)
         .y_labels(11)
         .label_style((FONT_NAME, 14))
         .axis_desc_style((FONT_NAME, 15))
@@ -285,6 +311,15 @@ mod tests {
             vec![(31.0, 0.25), (32.0, 0.5), (32.0, 0.75), (33.0, 1.0)]
         );
         assert!(ecdf(&records[..1], 30.0).is_empty());
+    }
+
+    #[test]
+    fn ticks_cover_the_range() {
+        assert_eq!(
+            ticks(20.0, 1000.0, &[1.0, 2.0, 5.0]),
+            vec![20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]
+        );
+        assert_eq!(ticks(0.5, 2.0, &[1.0, 5.0]), vec![0.5, 1.0]);
     }
 
     #[test]
