@@ -157,3 +157,21 @@ test('while the new answer loads, the previous list stays, greyed', async ({ pag
   await waitForList(page, next);
   await expectListMatchesApi(page, await apiAnswer(request, next));
 });
+
+test('answers seen before come back without the server: back, and a hovered move', async ({ page }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  const first = page.locator('.move-list a.move').first();
+  const next = decodeURIComponent(((await first.getAttribute('href')) ?? '').slice('/?fen='.length)).replace(/_/g, ' ');
+  // Hovering asks for the answer ahead of the click.
+  const prefetched = page.waitForResponse((r) => new URL(r.url()).pathname === '/standard');
+  await first.hover();
+  await prefetched;
+  // From here on the API is unreachable: lists must come from the tab's cache.
+  await page.route((url) => url.pathname === '/standard', (route) => route.abort());
+  await first.click();
+  await waitForList(page, next);
+  await page.goBack();
+  await expect.poll(() => fenOfUrl(page.url())).toBe(KRvK);
+  await waitForList(page, KRvK);
+});

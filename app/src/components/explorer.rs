@@ -34,6 +34,9 @@ use crate::{
 /// Where a visitor without a `?fen=` starts: a classic won rook ending.
 pub const START_FEN: &str = "4k3/8/8/8/8/8/8/4K2R w - - 0 1";
 
+/// How many answers the tab keeps before starting afresh (a few MB at most).
+const ANSWER_CACHE: usize = 2000;
+
 #[component]
 pub fn Explorer() -> impl IntoView {
     let query = use_query_map();
@@ -75,16 +78,45 @@ pub fn Explorer() -> impl IntoView {
         last_moves.with(|m| m.get(&fen).copied())
     });
 
+    // Answers seen in this tab, so back/forward and a move hovered before it
+    // is clicked show their list at once, without asking the server again.
+    let answers = StoredValue::new(HashMap::<String, TablebaseAnswer>::new());
+    let remember = move |fen: String, answer: TablebaseAnswer| {
+        answers.try_update_value(|map| {
+            if map.len() >= ANSWER_CACHE {
+                map.clear();
+            }
+            map.insert(fen, answer);
+        });
+    };
     let answer = Resource::new(
         move || parsed.get().map(|p| to_fen(&p)),
-        |key| async move {
+        move |key: Result<String, String>| async move {
             let fen = key?;
-            sendable(fetch_answer(fen.clone()))
+            if let Some(hit) = answers
+                .try_with_value(|map| map.get(&fen).cloned())
+                .flatten()
+            {
+                return Ok((fen, hit));
+            }
+            let answer = sendable(fetch_answer(fen.clone()))
                 .await
-                .map(|answer| (fen, answer))
-                .map_err(|err| err.error)
+                .map_err(|err| err.error)?;
+            remember(fen.clone(), answer.clone());
+            Ok::<_, String>((fen, answer))
         },
     );
+    // Hovering a move asks for its answer ahead of the click.
+    let on_prefetch = Callback::new(move |fen: String| {
+        if answers.try_with_value(|map| map.contains_key(&fen)) != Some(false) {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            if let Ok(answer) = fetch_answer(fen.clone()).await {
+                remember(fen, answer);
+            }
+        });
+    });
 
     let go = Callback::new({
         let navigate = navigate.clone();
@@ -208,6 +240,9 @@ pub fn Explorer() -> impl IntoView {
     let results = move || {
         Suspend::new(async move {
             let answer = answer.await;
+            if let Ok((fen, a)) = &answer {
+                remember(fen.clone(), a.clone());
+            }
             let pos = parsed.get_untracked();
             match (pos, answer) {
                 (Err(reason), _) => view! {
@@ -218,8 +253,7 @@ pub fn Explorer() -> impl IntoView {
                 }
                 .into_any(),
                 (Ok(pos), Ok((fen, answer))) => {
-                    let (text, class) = status_line(&pos, Ok(&answer));
-                    answer_view(&pos, fen, answer, text, class, on_hover, on_pick)
+                    answer_view(&pos, fen, answer, on_hover, on_pick, on_prefetch)
                 }
                 (Ok(pos), Err(message)) => {
                     let (text, class) = status_line(&pos, Err(&message));
@@ -227,7 +261,7 @@ pub fn Explorer() -> impl IntoView {
                     view! {
                         <Status text class/>
                         <div class="move-list" data-fen=to_fen(&pos)>
-                            <MoveList moves on_hover on_pick/>
+                            <MoveList moves on_hover on_pick on_prefetch/>
                         </div>
                     }
                     .into_any()
@@ -287,16 +321,16 @@ fn answer_view(
     pos: &Chess,
     fen: String,
     answer: TablebaseAnswer,
-    text: String,
-    class: &'static str,
     on_hover: Callback<Option<(Square, Square)>>,
     on_pick: Callback<(String, (Square, Square))>,
+    on_prefetch: Callback<String>,
 ) -> AnyView {
+    let (text, class) = status_line(pos, Ok(&answer));
     let moves = listed_moves(pos, &answer.moves);
     view! {
         <Status text class/>
         <div class="move-list" data-fen=fen>
-            <MoveList moves on_hover on_pick/>
+            <MoveList moves on_hover on_pick on_prefetch/>
         </div>
     }
     .into_any()

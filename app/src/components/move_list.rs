@@ -140,6 +140,8 @@ pub fn MoveList(
     on_hover: Callback<Option<(Square, Square)>>,
     /// Called before the link navigates, to remember the move as the last move.
     on_pick: Callback<(String, (Square, Square))>,
+    /// Called with the FEN after a move when the mouse comes over it.
+    on_prefetch: Callback<String>,
 ) -> impl IntoView {
     if moves.is_empty() {
         return view! { <p class="no-moves">"No legal moves."</p> }.into_any();
@@ -168,7 +170,7 @@ pub fn MoveList(
                             <ul>
                                 {moves
                                     .into_iter()
-                                    .map(|m| view! { <MoveRow m group on_hover on_pick/> })
+                                    .map(|m| view! { <MoveRow m group on_hover on_pick on_prefetch/> })
                                     .collect_view()}
                             </ul>
                         </section>
@@ -186,6 +188,7 @@ fn MoveRow(
     group: Group,
     on_hover: Callback<Option<(Square, Square)>>,
     on_pick: Callback<(String, (Square, Square))>,
+    on_prefetch: Callback<String>,
 ) -> impl IntoView {
     let info = m.info;
     let href = m
@@ -226,7 +229,15 @@ fn MoveRow(
                 data-dtz=dtz_attr
                 data-category=info.pos.category.as_str()
                 title=mover_category.as_str()
-                on:mouseenter=move |_| on_hover.run(squares)
+                on:mouseenter={
+                    let fen_after = m.fen_after.clone();
+                    move |_| {
+                        on_hover.run(squares);
+                        if let Some(fen) = fen_after.clone() {
+                            on_prefetch.run(fen);
+                        }
+                    }
+                }
                 on:mouseleave=move |_| on_hover.run(None)
                 on:click=move |_| {
                     on_hover.run(None);
