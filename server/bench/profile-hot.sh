@@ -55,9 +55,21 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$server_pid/stat"; }
 
 echo "== warm pass (tables opened, page cache filled)" >&2
 replay warm >/dev/null
-echo "== measured pass under perf" >&2
+hz="$(getconf CLK_TCK)"
+per_request() {
+  awk -v t="$1" -v hz="$hz" -v n="$2" -v what="$3" 'BEGIN {
+    printf "server CPU%s: %.2f s for %d requests = %.3f ms per request\n", what, t / hz, n, 1000 * t / hz / n
+  }'
+}
+echo "== measured pass" >&2
 before="$(cpu_ticks)"
-perf record -F 499 --call-graph dwarf,32768 -p "$server_pid" -o "$out/perf.data" -- sleep 3600 \
+replay measured >"$out/measured-summary.txt"
+after="$(cpu_ticks)"
+per_request "$((after - before))" "$(($(wc -l <"$out/measured.tsv") - 1))" "" | tee "$out/cpu.txt"
+
+echo "== profiled pass under perf" >&2
+before="$(cpu_ticks)"
+perf record -F 250 --call-graph dwarf,16384 -p "$server_pid" -o "$out/perf.data" -- sleep 3600 \
   2>"$out/perf-record.log" &
 perf_pid=$!
 sleep 1
@@ -65,39 +77,47 @@ replay profiled >"$out/profiled-summary.txt"
 kill -INT "$perf_pid"
 wait "$perf_pid" || true
 after="$(cpu_ticks)"
-requests="$(($(wc -l <"$out/profiled.tsv") - 1))"
-hz="$(getconf CLK_TCK)"
-awk -v t="$((after - before))" -v hz="$hz" -v n="$requests" 'BEGIN {
-  printf "server CPU: %.2f s for %d requests = %.3f ms per request (perf running)\n", t / hz, n, 1000 * t / hz / n
-}' | tee "$out/cpu.txt"
+per_request "$((after - before))" "$(($(wc -l <"$out/profiled.tsv") - 1))" " (perf running)" |
+  tee -a "$out/cpu.txt"
 
 echo "== folding stacks and drawing the flamegraph" >&2
 perf script -i "$out/perf.data" 2>/dev/null | inferno-collapse-perf >"$out/stacks.folded"
 inferno-flamegraph --title "zugzwang serve, hot cache, default configuration" \
   <"$out/stacks.folded" >"$out/flamegraph.svg"
 
-# Share of samples whose stack contains a frame of each component (a sample
-# can count for several: serialisation runs inside the HTTP handler).
-awk '
-  { n = $NF; total += n; $NF = ""; s = $0 }
-  s ~ /shakmaty_syzygy/                                   { tb += n }
-  s ~ /pread|sys_pread64|filemap_read|copy_page_to_iter/  { io += n }
-  s ~ /shakmaty::(movegen|position|san)|legal_moves|SanPlus|from_move_and_play/ && s !~ /shakmaty_syzygy/ { mg += n }
-  s ~ /serde_json|serde::ser/                             { js += n }
-  s ~ /hyper::|h1::|axum::|tower/                         { http += n }
-  s ~ /tokio::runtime::blocking|spawn_blocking|Semaphore|tokio::sync/ { pool += n }
-  s ~ /moka::/                                            { cache += n }
-  s ~ /\[unknown\]|swapper|idle/                          { idle += n }
-  END {
-    printf "%-52s %6.1f%%\n", "table lookups (shakmaty_syzygy, inclusive)", 100 * tb / total
-    printf "%-52s %6.1f%%\n", "  of which pread / page-cache copies", 100 * io / total
-    printf "%-52s %6.1f%%\n", "move generation, SAN (outside table probes)", 100 * mg / total
-    printf "%-52s %6.1f%%\n", "JSON serialisation", 100 * js / total
-    printf "%-52s %6.1f%%\n", "HTTP (hyper, axum, tower)", 100 * http / total
-    printf "%-52s %6.1f%%\n", "blocking pool hand-off, semaphores", 100 * pool / total
-    printf "%-52s %6.1f%%\n", "response cache (moka)", 100 * cache / total
-    printf "%-52s %6d\n", "samples", total
-  }' "$out/stacks.folded" | tee "$out/breakdown.txt"
+# Each sample counted once, by the first matching rule (order matters:
+# a futex wake from inside a table probe is a hand-off, not a lookup).
+python3 - "$out/stacks.folded" <<'PY' | tee "$out/breakdown.txt"
+import collections, sys
+def classify(frames):
+    s = ";".join(frames)
+    if any(f.startswith(("futex", "__futex", "do_futex", "__x64_sys_futex")) for f in frames) \
+            or "exit_to_user_mode_loop;schedule" in s or "schedule_hrtimeout" in s:
+        return "thread hand-offs: futex wake/park, scheduling"
+    if "pread64" in s or "ksys_pread" in s:
+        return "table reads: pread64 syscall, page-cache copy"
+    if "shakmaty_syzygy" in s or "store::" in s:
+        return "table lookups: decoding (shakmaty_syzygy, store)"
+    if "serde_json" in s or "serde::" in s:
+        return "JSON serialisation"
+    if "shakmaty::" in s or "SanPlus" in s or "legal_moves" in s:
+        return "move generation, SAN, FEN"
+    if any(k in s for k in ("tcp_", "sock_", "epoll", "hyper::", "axum::", "tower", "h1::",
+                            "sendmsg", "recvfrom", "__sys_recv", "__sys_send", "eventfd")):
+        return "HTTP and sockets (hyper, axum, kernel TCP)"
+    if any(k in s for k in ("malloc", "free", "realloc", "_int_")):
+        return "allocation"
+    if "tokio::" in s:
+        return "tokio runtime (other)"
+    return "other"
+total, share = 0, collections.Counter()
+for line in open(sys.argv[1]):
+    stack, n = line.rstrip("\n").rsplit(" ", 1)
+    total += int(n)
+    share[classify(stack.split(";"))] += int(n)
+for name, n in share.most_common():
+    print(f"{100 * n / total:5.1f}%  {name}")
+PY
 perf report -i "$out/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
   grep -v '^#' | grep -v '^$' | head -40 >"$out/top-self.txt" || true
 
