@@ -85,8 +85,9 @@ pub struct TableArgs {
     pub probe_threads: usize,
     /// Read tables through mmap instead of pread. Faster when all tables sit
     /// in RAM, but a read error or a table changed on disk kills the server
-    /// with SIGBUS instead of answering with an error. For benchmarks.
-    #[arg(long)]
+    /// with SIGBUS instead of answering with an error. For benchmarks. The
+    /// fast tier is a pread store, so the two do not combine.
+    #[arg(long, conflicts_with = "fast")]
     pub mmap: bool,
     /// Tell the kernel table reads are random (POSIX_FADV_RANDOM), which
     /// disables read-ahead. Off by default: explorers' reads are less random than they look.
