@@ -81,29 +81,6 @@ impl BlockSums {
             sums,
         })
     }
-
-    /// The block-aligned range covering `offset..offset + len`, clipped to the file.
-    pub fn widen(&self, offset: u64, len: usize) -> (u64, u64) {
-        let bs = u64::from(self.block_size);
-        let start = offset / bs * bs;
-        let end = (offset + len as u64).div_ceil(bs) * bs;
-        (start.min(self.file_size), end.min(self.file_size))
-    }
-
-    /// Checks whole blocks read from `start` (block aligned). Returns the
-    /// offset of the first block that does not match.
-    pub fn check(&self, start: u64, bytes: &[u8]) -> Result<(), u64> {
-        let bs = self.block_size as usize;
-        let first = start / u64::from(self.block_size);
-        for (i, block) in bytes.chunks(bs).enumerate() {
-            let index = first + i as u64;
-            let expected = usize::try_from(index).ok().and_then(|i| self.sums.get(i));
-            if expected != Some(&block_sum(block)) {
-                return Err(index * u64::from(self.block_size));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Checksum lists up to this size are held in memory; longer ones (a large
@@ -253,12 +230,13 @@ mod tests {
         let mut bytes: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
         let sums = BlockSums::of(&bytes, 4096);
         assert_eq!(sums.sums.len(), 3);
-        assert_eq!(sums.check(0, &bytes), Ok(()));
-        bytes[5000] ^= 1;
-        assert_eq!(sums.check(0, &bytes), Err(4096));
-        assert_eq!(sums.check(8192, &bytes[8192..]), Ok(()));
         let round = BlockSums::from_bytes(&sums.to_bytes(), 4096, 10_000).unwrap();
         assert_eq!(round, sums);
+        let checker = BlockChecker::from_sums(sums);
+        assert_eq!(checker.check(0, &bytes), Ok(()));
+        bytes[5000] ^= 1;
+        assert_eq!(checker.check(0, &bytes), Err(4096));
+        assert_eq!(checker.check(8192, &bytes[8192..]), Ok(()));
     }
 
     #[test]
@@ -284,7 +262,7 @@ mod tests {
 
     #[test]
     fn widens_to_blocks_within_the_file() {
-        let sums = BlockSums::of(&[0; 10_000], 4096);
+        let sums = BlockChecker::from_sums(BlockSums::of(&[0; 10_000], 4096));
         assert_eq!(sums.widen(10, 6), (0, 4096));
         assert_eq!(sums.widen(4000, 200), (0, 8192));
         assert_eq!(sums.widen(9000, 1028), (8192, 10_000));
