@@ -41,15 +41,6 @@ struct Drag {
     size: f64,
 }
 
-const ROLES: [Role; 6] = [
-    Role::King,
-    Role::Queen,
-    Role::Rook,
-    Role::Bishop,
-    Role::Knight,
-    Role::Pawn,
-];
-
 #[component]
 pub fn Editor(
     /// The board to start from.
@@ -252,8 +243,10 @@ pub fn Editor(
     };
 
     let palette = move |color: Color| {
-        ROLES
+        // King first, as on a chess set's box and in table names.
+        Role::ALL
             .into_iter()
+            .rev()
             .map(|role| {
                 let piece = Piece { color, role };
                 view! {

@@ -70,20 +70,14 @@ fn lookup(material: &str) -> Option<TableStats> {
 
 /// The material of one side as Syzygy names it: `KQR`, strongest first.
 pub fn side_material(board: &shakmaty::Board, color: Color) -> String {
-    [
-        Role::King,
-        Role::Queen,
-        Role::Rook,
-        Role::Bishop,
-        Role::Knight,
-        Role::Pawn,
-    ]
-    .into_iter()
-    .map(|role| {
-        let n = (board.by_color(color) & board.by_role(role)).count();
-        role.upper_char().to_string().repeat(n)
-    })
-    .collect()
+    Role::ALL
+        .into_iter()
+        .rev()
+        .map(|role| {
+            let n = (board.by_color(color) & board.by_role(role)).count();
+            role.upper_char().to_string().repeat(n)
+        })
+        .collect()
 }
 
 /// The table's name for a board and whether the board's colours are the
