@@ -38,6 +38,21 @@ pub struct BuildOptions {
     pub progress: bool,
 }
 
+impl BuildOptions {
+    /// A quiet build of prefixes and 4 KiB block checksums (what tests and
+    /// library callers want; the command line sets the rest from its flags).
+    pub fn new(from: Vec<PathBuf>, to: PathBuf) -> BuildOptions {
+        BuildOptions {
+            from,
+            to,
+            dry_run: false,
+            block_size: 4096,
+            prefixes: true,
+            progress: false,
+        }
+    }
+}
+
 /// Bytes of one kind of table, by region.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RegionTotals {

@@ -39,15 +39,7 @@ fn copy_tables() -> tempfile::TempDir {
 }
 
 fn build(from: &Path, to: &Path, prefixes: bool) {
-    let summary = tier::build(&BuildOptions {
-        from: vec![from.to_path_buf()],
-        to: to.to_path_buf(),
-        dry_run: false,
-        block_size: 4096,
-        prefixes,
-        progress: false,
-    });
-    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
+    build_tier(&[from.to_path_buf()], to, prefixes);
 }
 
 /// Damages bytes as a failing disk does: the modification time stays.
@@ -294,14 +286,10 @@ fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
     let _unmount = Unmount(mount.path().to_path_buf());
     let slow = copy_tables();
     fs::write(slow.path().join("KQvKQ.rtbw"), b"not a table at all").unwrap();
-    let summary = tier::build(&BuildOptions {
-        from: vec![slow.path().to_path_buf()],
-        to: mount.path().to_path_buf(),
-        dry_run: false,
-        block_size: 4096,
-        prefixes: true,
-        progress: false,
-    });
+    let summary = tier::build(&BuildOptions::new(
+        vec![slow.path().to_path_buf()],
+        mount.path().to_path_buf(),
+    ));
     println!("built {}, failed {:?}", summary.built, summary.failures);
     assert!(summary.built > 0, "nothing fitted");
     let full: Vec<_> = summary
@@ -367,12 +355,8 @@ fn integrity_cost_on_hot_cache() {
     for block_size in [1024u32, 4096, 16384] {
         let fast = tempfile::tempdir().unwrap();
         let summary = tier::build(&BuildOptions {
-            from: vec![dir.clone()],
-            to: fast.path().to_path_buf(),
-            dry_run: false,
             block_size,
-            prefixes: true,
-            progress: false,
+            ..BuildOptions::new(vec![dir.clone()], fast.path().to_path_buf())
         });
         assert!(summary.failures.is_empty());
         tiers.push((block_size, fast));

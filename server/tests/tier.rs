@@ -20,16 +20,7 @@ use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
 use tier_support::*;
 
 fn build(from: &[PathBuf], to: &std::path::Path) -> tier::Summary {
-    let summary = tier::build(&BuildOptions {
-        from: from.to_vec(),
-        to: to.to_path_buf(),
-        dry_run: false,
-        block_size: 4096,
-        prefixes: true,
-        progress: false,
-    });
-    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
-    summary
+    build_tier(from, to, true)
 }
 
 /// Replays a request log with and without the fast tier; with it, no lookup
@@ -145,12 +136,8 @@ fn prefix_ends_where_the_prober_reads_data() {
 fn rerun_skips_up_to_date_prefixes_and_dry_run_writes_nothing() {
     let fast = tempfile::tempdir().unwrap();
     let dry = tier::build(&BuildOptions {
-        from: vec![embedded_dir()],
-        to: fast.path().join("never"),
         dry_run: true,
-        block_size: 4096,
-        prefixes: true,
-        progress: false,
+        ..BuildOptions::new(vec![embedded_dir()], fast.path().join("never"))
     });
     assert_eq!(dry.total().tables, 70);
     assert!(!fast.path().join("never").exists());

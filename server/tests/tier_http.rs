@@ -15,14 +15,10 @@ use server::{
 use tower::ServiceExt;
 
 fn build(from: &Path, to: &Path) {
-    let summary = tier::build(&BuildOptions {
-        from: vec![from.to_path_buf()],
-        to: to.to_path_buf(),
-        dry_run: false,
-        block_size: 4096,
-        prefixes: true,
-        progress: false,
-    });
+    let summary = tier::build(&BuildOptions::new(
+        vec![from.to_path_buf()],
+        to.to_path_buf(),
+    ));
     assert!(summary.failures.is_empty(), "{:?}", summary.failures);
 }
 

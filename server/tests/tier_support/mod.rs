@@ -17,6 +17,17 @@ use server::store::{
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
 
+/// Builds a fast tier (or, without prefixes, only checksums) and insists
+/// every table made it.
+pub fn build_tier(from: &[PathBuf], to: &Path, prefixes: bool) -> server::tier::Summary {
+    let summary = server::tier::build(&server::tier::BuildOptions {
+        prefixes,
+        ..server::tier::BuildOptions::new(from.to_vec(), to.to_path_buf())
+    });
+    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
+    summary
+}
+
 /// The 3- and 4-piece tables kept in the repository.
 pub fn embedded_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tables")
