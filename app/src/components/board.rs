@@ -9,21 +9,10 @@
 use leptos::{html, prelude::*, web_sys::PointerEvent};
 use shakmaty::{CastlingSide, Chess, Color, File, Move, Piece, Position, Rank, Role, Square};
 
-use crate::components::pieces::{piece_class, piece_name, role_name};
-
-/// A drag in progress: which piece, and where the pointer is, relative to the board.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Drag {
-    from: Square,
-    piece: Piece,
-    x: f64,
-    y: f64,
-    /// Where the pointer went down, to tell a drag from a click.
-    start: (f64, f64),
-    square_size: f64,
-    /// Set once the pointer moved a few pixels away: only then is it a drag and not a click.
-    moved: bool,
-}
+use crate::components::{
+    drag::{BoardPoint, Drag, capture_pointer, ghost},
+    pieces::{piece_class, piece_name, role_name},
+};
 
 /// A pawn move waiting for the player to pick the new piece.
 #[derive(Clone, Debug, PartialEq)]
@@ -113,30 +102,14 @@ pub fn Board(
         }
     };
 
-    let locate = move |ev: &PointerEvent| -> Option<(f64, f64, f64)> {
-        let el = board_ref.get_untracked()?;
-        let rect = el.get_bounding_client_rect();
-        let x = f64::from(ev.client_x()) - rect.left();
-        let y = f64::from(ev.client_y()) - rect.top();
-        Some((x, y, rect.width() / 8.0))
-    };
-    let square_at = move |x: f64, y: f64, size: f64| -> Option<Square> {
-        if size <= 0.0 || x < 0.0 || y < 0.0 || x >= size * 8.0 || y >= size * 8.0 {
-            return None;
-        }
-        let col = (x / size) as u32;
-        let row = (y / size) as u32;
-        Some(display_square(orientation.get_untracked(), col, row))
-    };
-
     let on_down = move |ev: PointerEvent| {
         if ev.button() != 0 || promotion.get_untracked().is_some() {
             return;
         }
-        let (Some(pos), Some((x, y, size))) = (pos.get_untracked(), locate(&ev)) else {
+        let (Some(pos), Some(at)) = (pos.get_untracked(), BoardPoint::of(board_ref, &ev)) else {
             return;
         };
-        let Some(sq) = square_at(x, y, size) else {
+        let Some(sq) = at.square(orientation.get_untracked()) else {
             return;
         };
         ev.prevent_default();
@@ -149,43 +122,25 @@ pub fn Board(
         match pos.board().piece_at(sq) {
             Some(piece) if piece.color == pos.turn() => {
                 selected.set(Some(sq));
-                drag.set(Some(Drag {
-                    from: sq,
-                    piece,
-                    x,
-                    y,
-                    start: (x, y),
-                    square_size: size,
-                    moved: false,
-                }));
-                if let Some(el) = board_ref.get_untracked() {
-                    let _ = el.set_pointer_capture(ev.pointer_id());
-                }
+                drag.set(Some(Drag::new(sq, piece, at)));
+                capture_pointer(board_ref, &ev);
             }
             _ => selected.set(None),
         }
     };
     let on_pointer_move = move |ev: PointerEvent| {
-        let Some(mut d) = drag.get_untracked() else {
-            return;
-        };
-        let Some((x, y, _)) = locate(&ev) else {
-            return;
-        };
-        d.moved |= (x - d.start.0).abs() + (y - d.start.1).abs() > 4.0;
-        d.x = x;
-        d.y = y;
-        drag.set(Some(d));
+        if let (Some(d), Some(at)) = (drag.get_untracked(), BoardPoint::of(board_ref, &ev)) {
+            drag.set(Some(d.to(at)));
+        }
     };
     let on_up = move |ev: PointerEvent| {
         let Some(d) = drag.get_untracked() else {
             return;
         };
         drag.set(None);
-        let Some((x, y, size)) = locate(&ev) else {
-            return;
-        };
-        if let Some(to) = square_at(x, y, size)
+        let to =
+            BoardPoint::of(board_ref, &ev).and_then(|at| at.square(orientation.get_untracked()));
+        if let Some(to) = to
             && to != d.from
         {
             try_move(d.from, to);
@@ -207,9 +162,7 @@ pub fn Board(
         (0..64u32)
             .map(|i| {
                 let sq = display_square(orientation, i % 8, i / 8);
-                let coord_file = (i / 8 == 7).then(|| sq.file().char().to_string());
-                let coord_rank = (i % 8 == 0).then(|| sq.rank().char().to_string());
-                let class = move || {
+                let class = Signal::derive(move || {
                     let mut class = String::from(if sq.is_light() {
                         "square light"
                     } else {
@@ -235,39 +188,10 @@ pub fn Board(
                         class.push_str(" check");
                     }
                     class
-                };
-                let piece = move || {
-                    placement.with(|b| b.piece_at(sq)).map(|piece| {
-                        let dragged = drag.with(|d| d.is_some_and(|d| d.moved && d.from == sq));
-                        let class = if dragged {
-                            format!("{} dragged", piece_class(piece))
-                        } else {
-                            piece_class(piece)
-                        };
-                        view! { <div class=class title=piece_name(piece)></div> }
-                    })
-                };
-                view! {
-                    <div class=class data-square=sq.to_string()>
-                        {piece}
-                        {coord_file.map(|f| view! { <span class="coord file">{f}</span> })}
-                        {coord_rank.map(|r| view! { <span class="coord rank">{r}</span> })}
-                    </div>
-                }
+                });
+                square_view(i, sq, class, placement, drag.into())
             })
             .collect_view()
-    };
-
-    let ghost = move || {
-        drag.get().filter(|d| d.moved).map(|d| {
-            let style = format!(
-                "width:{s}px;height:{s}px;transform:translate({x}px,{y}px)",
-                s = d.square_size,
-                x = d.x - d.square_size / 2.0,
-                y = d.y - d.square_size / 2.0
-            );
-            view! { <div class=format!("{} ghost", piece_class(d.piece)) style=style></div> }
-        })
     };
 
     // The hovered move from the list as an arrow, so it reads at a glance.
@@ -353,9 +277,39 @@ pub fn Board(
             >
                 {squares}
                 {arrow}
-                {ghost}
+                {ghost(drag.into())}
             </div>
             {dialog}
+        </div>
+    }
+}
+
+/// One square as both boards draw it: its piece (faded while lifted by a
+/// drag) and, on the bottom row and left column, its coordinate.
+pub fn square_view(
+    index: u32,
+    sq: Square,
+    class: Signal<String>,
+    placement: Signal<shakmaty::Board>,
+    drag: Signal<Option<Drag>>,
+) -> impl IntoView {
+    let file = (index / 8 == 7).then(|| sq.file().char().to_string());
+    let rank = index.is_multiple_of(8).then(|| sq.rank().char().to_string());
+    let piece = move || {
+        placement.with(|b| b.piece_at(sq)).map(|piece| {
+            let class = if Drag::lifts(drag.get(), sq) {
+                format!("{} dragged", piece_class(piece))
+            } else {
+                piece_class(piece)
+            };
+            view! { <div class=class title=piece_name(piece)></div> }
+        })
+    };
+    view! {
+        <div class=class data-square=sq.to_string()>
+            {piece}
+            {file.map(|f| view! { <span class="coord file">{f}</span> })}
+            {rank.map(|r| view! { <span class="coord rank">{r}</span> })}
         </div>
     }
 }

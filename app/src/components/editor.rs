@@ -8,12 +8,13 @@
 //! on the back rank, more pieces than the tables hold) before leaving.
 
 use leptos::{html, prelude::*, task::spawn_local, web_sys::PointerEvent};
-use shakmaty::{Color, Piece, Role, Square};
+use shakmaty::{Color, Piece, Role};
 
 use crate::{
     api::Category,
     components::{
-        board::display_square,
+        board::{display_square, square_view},
+        drag::{BoardPoint, Drag, capture_pointer, ghost},
         pieces::{piece_class, piece_code, piece_name},
     },
     position::{parse_fen, piece_count, to_fen},
@@ -29,16 +30,6 @@ enum Tool {
     Place(Piece),
     /// Remove the piece clicked.
     Erase,
-}
-
-/// A piece being dragged: where from, and where the pointer is on the board.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Drag {
-    from: Square,
-    piece: Piece,
-    x: f64,
-    y: f64,
-    size: f64,
 }
 
 #[component]
@@ -63,33 +54,14 @@ pub fn Editor(
     let checking = RwSignal::new(false);
     let board_ref = NodeRef::<html::Div>::new();
 
-    let locate = move |ev: &PointerEvent| -> Option<(f64, f64, f64)> {
-        let rect = board_ref.get_untracked()?.get_bounding_client_rect();
-        Some((
-            f64::from(ev.client_x()) - rect.left(),
-            f64::from(ev.client_y()) - rect.top(),
-            rect.width() / 8.0,
-        ))
-    };
-    let square_at = move |x: f64, y: f64, size: f64| -> Option<Square> {
-        if size <= 0.0 || x < 0.0 || y < 0.0 || x >= size * 8.0 || y >= size * 8.0 {
-            return None;
-        }
-        Some(display_square(
-            orientation.get_untracked(),
-            (x / size) as u32,
-            (y / size) as u32,
-        ))
-    };
-
     let on_down = move |ev: PointerEvent| {
         if ev.button() != 0 {
             return;
         }
-        let Some((x, y, size)) = locate(&ev) else {
+        let Some(at) = BoardPoint::of(board_ref, &ev) else {
             return;
         };
-        let Some(sq) = square_at(x, y, size) else {
+        let Some(sq) = at.square(orientation.get_untracked()) else {
             return;
         };
         ev.prevent_default();
@@ -105,25 +77,15 @@ pub fn Editor(
             Tool::Erase => board.update(|b| b.discard_piece_at(sq)),
             Tool::Hand => {
                 if let Some(piece) = board.with_untracked(|b| b.piece_at(sq)) {
-                    drag.set(Some(Drag {
-                        from: sq,
-                        piece,
-                        x,
-                        y,
-                        size,
-                    }));
-                    if let Some(el) = board_ref.get_untracked() {
-                        let _ = el.set_pointer_capture(ev.pointer_id());
-                    }
+                    drag.set(Some(Drag::new(sq, piece, at)));
+                    capture_pointer(board_ref, &ev);
                 }
             }
         }
     };
     let on_move = move |ev: PointerEvent| {
-        if let (Some(mut d), Some((x, y, _))) = (drag.get_untracked(), locate(&ev)) {
-            d.x = x;
-            d.y = y;
-            drag.set(Some(d));
+        if let (Some(d), Some(at)) = (drag.get_untracked(), BoardPoint::of(board_ref, &ev)) {
+            drag.set(Some(d.to(at)));
         }
     };
     let on_up = move |ev: PointerEvent| {
@@ -131,7 +93,8 @@ pub fn Editor(
             return;
         };
         drag.set(None);
-        let target = locate(&ev).and_then(|(x, y, size)| square_at(x, y, size));
+        let target =
+            BoardPoint::of(board_ref, &ev).and_then(|at| at.square(orientation.get_untracked()));
         board.update(|b| match target {
             Some(to) if to == d.from => {}
             Some(to) => {
@@ -207,39 +170,15 @@ pub fn Editor(
                 } else {
                     "square dark"
                 };
-                let piece = move || {
-                    board.with(|b| b.piece_at(sq)).map(|p| {
-                        let dragged = drag.with(|d| d.is_some_and(|d| d.from == sq));
-                        let class = if dragged {
-                            format!("{} dragged", piece_class(p))
-                        } else {
-                            piece_class(p)
-                        };
-                        view! { <div class=class title=piece_name(p)></div> }
-                    })
-                };
-                let file = (i / 8 == 7).then(|| sq.file().char().to_string());
-                let rank = (i % 8 == 0).then(|| sq.rank().char().to_string());
-                view! {
-                    <div class=class data-square=sq.to_string()>
-                        {piece}
-                        {file.map(|f| view! { <span class="coord file">{f}</span> })}
-                        {rank.map(|r| view! { <span class="coord rank">{r}</span> })}
-                    </div>
-                }
+                square_view(
+                    i,
+                    sq,
+                    Signal::stored(class.to_string()),
+                    board.into(),
+                    drag.into(),
+                )
             })
             .collect_view()
-    };
-    let ghost = move || {
-        drag.get().map(|d| {
-            let style = format!(
-                "width:{s}px;height:{s}px;transform:translate({x}px,{y}px)",
-                s = d.size,
-                x = d.x - d.size / 2.0,
-                y = d.y - d.size / 2.0
-            );
-            view! { <div class=format!("{} ghost", piece_class(d.piece)) style=style></div> }
-        })
     };
 
     let palette = move |color: Color| {
@@ -281,7 +220,7 @@ pub fn Editor(
                     on:pointercancel=move |_| drag.set(None)
                 >
                     {squares}
-                    {ghost}
+                    {ghost(drag.into())}
                 </div>
             </div>
             <div class="palette">

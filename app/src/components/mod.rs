@@ -1,6 +1,7 @@
 //! The page's components, one per file.
 
 pub mod board;
+pub mod drag;
 pub mod editor;
 pub mod explorer;
 pub mod fen_box;
