@@ -10,7 +10,7 @@ use leptos::{html, prelude::*, web_sys::PointerEvent};
 use shakmaty::{CastlingSide, Chess, Color, File, Move, Piece, Position, Rank, Role, Square};
 
 use crate::components::{
-    drag::{BoardPoint, Drag, capture_pointer, ghost},
+    drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
     pieces::{piece_class, piece_name, role_name},
 };
 
@@ -128,19 +128,8 @@ pub fn Board(
             _ => selected.set(None),
         }
     };
-    let on_pointer_move = move |ev: PointerEvent| {
-        if let (Some(d), Some(at)) = (drag.get_untracked(), BoardPoint::of(board_ref, &ev)) {
-            drag.set(Some(d.to(at)));
-        }
-    };
     let on_up = move |ev: PointerEvent| {
-        let Some(d) = drag.get_untracked() else {
-            return;
-        };
-        drag.set(None);
-        let to =
-            BoardPoint::of(board_ref, &ev).and_then(|at| at.square(orientation.get_untracked()));
-        if let Some(to) = to
+        if let Some((d, Some(to))) = drop_piece(drag, board_ref, &ev, orientation.get_untracked())
             && to != d.from
         {
             try_move(d.from, to);
@@ -271,7 +260,7 @@ pub fn Board(
                 class:flipped=move || orientation.get() == Color::Black
                 node_ref=board_ref
                 on:pointerdown=on_down
-                on:pointermove=on_pointer_move
+                on:pointermove=move |ev| follow_pointer(drag, board_ref, &ev)
                 on:pointerup=on_up
                 on:pointercancel=on_cancel
             >
@@ -294,7 +283,9 @@ pub fn square_view(
     drag: Signal<Option<Drag>>,
 ) -> impl IntoView {
     let file = (index / 8 == 7).then(|| sq.file().char().to_string());
-    let rank = index.is_multiple_of(8).then(|| sq.rank().char().to_string());
+    let rank = index
+        .is_multiple_of(8)
+        .then(|| sq.rank().char().to_string());
     let piece = move || {
         placement.with(|b| b.piece_at(sq)).map(|piece| {
             let class = if Drag::lifts(drag.get(), sq) {

@@ -82,6 +82,27 @@ impl Drag {
     }
 }
 
+/// Moves a dragged piece along with the pointer (nothing when no drag is on).
+pub fn follow_pointer(drag: RwSignal<Option<Drag>>, board: NodeRef<html::Div>, ev: &PointerEvent) {
+    if let (Some(d), Some(at)) = (drag.get_untracked(), BoardPoint::of(board, ev)) {
+        drag.set(Some(d.to(at)));
+    }
+}
+
+/// Ends a drag where the pointer was released: the drag, and the square it
+/// was dropped on (`None` off the board). `None` when no drag was on.
+pub fn drop_piece(
+    drag: RwSignal<Option<Drag>>,
+    board: NodeRef<html::Div>,
+    ev: &PointerEvent,
+    orientation: Color,
+) -> Option<(Drag, Option<Square>)> {
+    let d = drag.get_untracked()?;
+    drag.set(None);
+    let target = BoardPoint::of(board, ev).and_then(|at| at.square(orientation));
+    Some((d, target))
+}
+
 /// Keeps pointer events coming to the board while the pointer leaves it, so a
 /// drop off the board is seen (the editor removes the piece then).
 pub fn capture_pointer(board: NodeRef<html::Div>, ev: &PointerEvent) {

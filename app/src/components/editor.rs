@@ -14,7 +14,7 @@ use crate::{
     api::Category,
     components::{
         board::{display_square, square_view},
-        drag::{BoardPoint, Drag, capture_pointer, ghost},
+        drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
         pieces::{piece_class, piece_code, piece_name},
     },
     position::{parse_fen, piece_count, to_fen},
@@ -83,18 +83,11 @@ pub fn Editor(
             }
         }
     };
-    let on_move = move |ev: PointerEvent| {
-        if let (Some(d), Some(at)) = (drag.get_untracked(), BoardPoint::of(board_ref, &ev)) {
-            drag.set(Some(d.to(at)));
-        }
-    };
     let on_up = move |ev: PointerEvent| {
-        let Some(d) = drag.get_untracked() else {
+        let Some((d, target)) = drop_piece(drag, board_ref, &ev, orientation.get_untracked())
+        else {
             return;
         };
-        drag.set(None);
-        let target =
-            BoardPoint::of(board_ref, &ev).and_then(|at| at.square(orientation.get_untracked()));
         board.update(|b| match target {
             Some(to) if to == d.from => {}
             Some(to) => {
@@ -215,7 +208,7 @@ pub fn Editor(
                     class="board editing"
                     node_ref=board_ref
                     on:pointerdown=on_down
-                    on:pointermove=on_move
+                    on:pointermove=move |ev| follow_pointer(drag, board_ref, &ev)
                     on:pointerup=on_up
                     on:pointercancel=move |_| drag.set(None)
                 >
