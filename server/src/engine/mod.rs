@@ -82,6 +82,7 @@ pub struct Engine {
     max_pending: usize,
     cache: Cache<CacheKey, Cached>,
     directories: Vec<LoadedDirectory>,
+    probe_threads: usize,
     sequential_probes: bool,
 }
 
@@ -104,6 +105,7 @@ impl Engine {
             max_pending: config.max_pending.max(1),
             cache: Cache::new(config.cache_entries),
             directories,
+            probe_threads: config.probe_threads.max(1),
             sequential_probes: config.sequential_probes,
         })
     }
@@ -115,6 +117,11 @@ impl Engine {
     /// Whether a request's probes wait for each other (see [`EngineConfig::sequential_probes`]).
     pub fn sequential_probes(&self) -> bool {
         self.sequential_probes
+    }
+
+    /// Blocking threads probing at once, across all requests.
+    pub fn probe_threads(&self) -> usize {
+        self.probe_threads
     }
 
     /// Largest piece count any loaded table covers.

@@ -1,6 +1,12 @@
 //! The answer for one position: its own outcome and that of every legal move.
 
-use std::cmp::Reverse;
+use std::{
+    cmp::Reverse,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
 
 use app::api::{Category, MoveInfo, PositionInfo, TablebaseAnswer};
 use futures::future::try_join_all;
@@ -106,41 +112,37 @@ struct Candidate {
 /// with `--sequential-probes`, to measure what that buys).
 pub async fn answer(engine: &Engine, pos: Chess) -> Result<TablebaseAnswer, EngineError> {
     let halfmoves = pos.halfmoves();
-    let root_pos = pos.clone();
-    let root = async {
-        engine
-            .blocking(move |tb| probe_position(tb, &root_pos))
-            .await?
-    };
-    let moves = pos.legal_moves().into_iter().map(|m| {
+    let legal = pos.legal_moves();
+    let mut positions = Vec::with_capacity(legal.len() + 1);
+    positions.push(pos.clone());
+    let mut played = Vec::with_capacity(legal.len());
+    for m in legal {
         let mut after = pos.clone();
         let uci = m.to_uci(CastlingMode::Standard).to_string();
         let san = SanPlus::from_move_and_play_unchecked(&mut after, m).to_string();
-        async move {
-            let probed = engine
-                .blocking(move |tb| probe_position(tb, &after))
-                .await??;
-            Ok::<_, EngineError>(Candidate {
-                info: MoveInfo {
-                    uci,
-                    san,
-                    zeroing: m.is_zeroing(),
-                    conversion: m.is_capture() || m.is_promotion(),
-                    pos: probed.info(probed.category(halfmoves)),
-                },
-                capture: m.is_capture(),
-                promotion: m.is_promotion(),
-            })
-        }
-    });
-    let (root, candidates) = if engine.sequential_probes() {
-        let root = root.await;
-        (root, one_after_another(moves).await)
-    } else {
-        tokio::join!(root, try_join_all(moves))
-    };
-    let root = root?;
-    let mut candidates = candidates?;
+        positions.push(after);
+        played.push((m, uci, san));
+    }
+
+    let mut probed = probe_all(engine, positions).await?.into_iter();
+    let root = probed
+        .next()
+        .ok_or_else(|| EngineError::Internal("the root position was not probed".into()))?;
+    let mut candidates: Vec<Candidate> = played
+        .into_iter()
+        .zip(probed)
+        .map(|((m, uci, san), after)| Candidate {
+            info: MoveInfo {
+                uci,
+                san,
+                zeroing: m.is_zeroing(),
+                conversion: m.is_capture() || m.is_promotion(),
+                pos: after.info(after.category(halfmoves)),
+            },
+            capture: m.is_capture(),
+            promotion: m.is_promotion(),
+        })
+        .collect();
 
     candidates.sort_by_key(sort_key);
     let mut moves: Vec<MoveInfo> = candidates.into_iter().map(|c| c.info).collect();
@@ -153,14 +155,52 @@ pub async fn answer(engine: &Engine, pos: Chess) -> Result<TablebaseAnswer, Engi
     })
 }
 
-async fn one_after_another<T>(
-    probes: impl Iterator<Item = impl Future<Output = Result<T, EngineError>>>,
-) -> Result<Vec<T>, EngineError> {
-    let mut done = Vec::new();
-    for probe in probes {
-        done.push(probe.await?);
+/// Probes positions in parallel, answers in the order given.
+///
+/// As many workers as there are positions or probe threads each take the
+/// next unprobed position until none is left: the same parallelism as one
+/// pool task per position, but one hand-off to the pool per worker instead
+/// of per position. At hot cache the hand-offs cost more than the probes
+/// (server/docs/benchmarks.md, "Where the time goes"). With
+/// `--sequential-probes` one worker takes them all, one after another.
+async fn probe_all(engine: &Engine, positions: Vec<Chess>) -> Result<Vec<Probed>, EngineError> {
+    let count = positions.len();
+    let workers = if engine.sequential_probes() {
+        1
+    } else {
+        count.min(engine.probe_threads())
+    };
+    let positions = Arc::new(positions);
+    let next = Arc::new(AtomicUsize::new(0));
+    let tasks = (0..workers).map(|_| {
+        let positions = Arc::clone(&positions);
+        let next = Arc::clone(&next);
+        engine.blocking(move |tables| {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(pos) = positions.get(i) else {
+                    return done;
+                };
+                let probed = probe_position(tables, pos);
+                if probed.is_err() {
+                    // The request fails anyway; leave the rest unprobed.
+                    next.store(count, Ordering::Relaxed);
+                }
+                done.push((i, probed));
+            }
+        })
+    });
+    let mut answers: Vec<Option<Probed>> = vec![None; count];
+    for (i, probed) in try_join_all(tasks).await?.into_iter().flatten() {
+        answers[i] = Some(probed?);
     }
-    Ok(done)
+    answers
+        .into_iter()
+        .map(|probed| {
+            probed.ok_or_else(|| EngineError::Internal("a position was left unprobed".into()))
+        })
+        .collect()
 }
 
 /// Ordering of moves, compared field by field (false sorts first).
