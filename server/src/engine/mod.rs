@@ -89,15 +89,21 @@ pub struct Engine {
 impl Engine {
     /// Registers the tables of every directory; files are opened lazily on first probe.
     pub fn open(config: &EngineConfig) -> Result<Engine, LoadError> {
-        let (filesystem, dirs): (Arc<dyn Filesystem>, Vec<PathBuf>) = if config.tables.is_empty() {
-            (
-                Arc::new(EmbeddedFilesystem),
-                vec![PathBuf::from(EMBEDDED_DIR)],
-            )
-        } else {
-            (filesystem(config), config.tables.clone())
-        };
-        let (tables, directories) = Tables::load(filesystem, &dirs)?;
+        if config.tables.is_empty() {
+            let embedded = [PathBuf::from(EMBEDDED_DIR)];
+            return Self::with_filesystem(config, Arc::new(EmbeddedFilesystem), &embedded);
+        }
+        Self::with_filesystem(config, filesystem(config), &config.tables)
+    }
+
+    /// An engine reading `dirs` through any filesystem, ignoring the
+    /// config's storage choices; tests use it to watch the reads.
+    pub fn with_filesystem(
+        config: &EngineConfig,
+        filesystem: Arc<dyn Filesystem>,
+        dirs: &[PathBuf],
+    ) -> Result<Engine, LoadError> {
+        let (tables, directories) = Tables::load(filesystem, dirs)?;
         Ok(Engine {
             tables: Arc::new(tables),
             probe_slots: Arc::new(Semaphore::new(config.probe_threads.max(1))),
