@@ -1,6 +1,7 @@
 //! Integrity on read: a flipped bit on a disk becomes an error for the
 //! probes that read it, never a wrong value; other probes keep answering.
 
+mod common;
 mod tier_support;
 
 use std::{
@@ -10,6 +11,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use common::{embedded_tables_dir, shared_tables_dir};
 use server::{
     engine::{Engine, EngineConfig, EngineError},
     store::{
@@ -29,7 +31,7 @@ use tier_support::*;
 /// A writable copy of the 3- and 4-piece tables.
 fn copy_tables() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for entry in fs::read_dir(embedded_dir()).unwrap() {
+    for entry in fs::read_dir(embedded_tables_dir()).unwrap() {
         let path = entry.unwrap().path();
         let to = dir.path().join(path.file_name().unwrap());
         fs::copy(&path, &to).unwrap();
@@ -69,14 +71,14 @@ fn answers(tb: &Tablebase<Chess>, pos: &Chess) -> Result<String, SyzygyError> {
 /// The table most looked up by the first positions of the 3-4 piece log, and
 /// the offset of one data byte that those lookups read from the slow tier.
 fn busiest_data_byte(positions: &[Chess]) -> (String, u64) {
-    let tb = tablebase(&[embedded_dir()], None, false);
+    let tb = tablebase(&[embedded_tables_dir()], None, false);
     let mut reads: HashMap<String, Vec<(u64, usize)>> = HashMap::new();
     let mut fast_lens = HashMap::new();
     replay(&tb, positions, |events| {
         for e in events.iter().filter(|e| e.hint == ReadHint::Data) {
             let fast_len = *fast_lens.entry(e.table.to_string()).or_insert_with(|| {
                 tier::fast_len(
-                    &format::parse_file(&embedded_dir().join(&*e.table)).unwrap(),
+                    &format::parse_file(&embedded_tables_dir().join(&*e.table)).unwrap(),
                     4096,
                 )
             });
@@ -102,7 +104,7 @@ fn replay_damaged(
     table: &str,
     offset: u64,
 ) -> (u64, u64) {
-    let reference = tablebase(&[embedded_dir()], None, false);
+    let reference = tablebase(&[embedded_tables_dir()], None, false);
     let (mut answered, mut failed) = (0, 0);
     for pos in positions {
         match answers(tb, pos) {
@@ -200,7 +202,7 @@ fn damaged_prefix_falls_back_to_the_slow_tier() {
     );
 
     let tb = tablebase(&[slow.path().to_path_buf()], Some(fast.path()), true);
-    let reference = tablebase(&[embedded_dir()], None, false);
+    let reference = tablebase(&[embedded_tables_dir()], None, false);
     metrics::start_thread_log();
     for pos in positions {
         assert_eq!(
@@ -318,7 +320,7 @@ fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
     fs::remove_file(slow.path().join("KQvKQ.rtbw")).unwrap();
     let tb = tablebase(&[slow.path().to_path_buf()], Some(mount.path()), true);
     let positions = workload("explore-34.txt").expect("the 3-4 piece request log");
-    let reference = tablebase(&[embedded_dir()], None, false);
+    let reference = tablebase(&[embedded_tables_dir()], None, false);
     for pos in &positions[..500] {
         assert_eq!(answers(&tb, pos).ok(), answers(&reference, pos).ok());
     }
@@ -346,9 +348,9 @@ fn integrity_cost_on_hot_cache() {
             .unwrap_or(0)
     }
 
-    let (dir, log) = match shared_dir() {
+    let (dir, log) = match shared_tables_dir() {
         Some(dir) => (dir, "explore-345.txt"),
-        None => (embedded_dir(), "explore-34.txt"),
+        None => (embedded_tables_dir(), "explore-34.txt"),
     };
     let positions = workload(log).expect("a request log");
     let mut tiers = Vec::new();

@@ -4,10 +4,12 @@
 //! Run with `cargo test -p server --test tier -- --nocapture` to see the
 //! replay totals with and without the tier.
 
+mod common;
 mod tier_support;
 
 use std::{path::PathBuf, sync::Arc};
 
+use common::{embedded_tables_dir, shared_tables_dir};
 use server::{
     store::{
         metrics::{self, Tier},
@@ -81,12 +83,14 @@ fn replay_both(dirs: &[PathBuf], log: &str) {
 
 #[test]
 fn replay_34_costs_at_most_one_slow_read_per_lookup() {
-    replay_both(&[embedded_dir()], "explore-34.txt");
+    replay_both(&[embedded_tables_dir()], "explore-34.txt");
 }
 
 #[test]
 fn replay_345_costs_at_most_one_slow_read_per_lookup() {
-    let Some(shared) = shared_dir() else { return };
+    let Some(shared) = shared_tables_dir() else {
+        return;
+    };
     replay_both(&[shared], "explore-345.txt");
 }
 
@@ -95,9 +99,9 @@ fn replay_345_costs_at_most_one_slow_read_per_lookup() {
 /// lies inside the prefix, every data read after it.
 #[test]
 fn prefix_ends_where_the_prober_reads_data() {
-    let mut dirs = vec![embedded_dir()];
+    let mut dirs = vec![embedded_tables_dir()];
     let mut logs = vec!["explore-34.txt"];
-    if let Some(shared) = shared_dir() {
+    if let Some(shared) = shared_tables_dir() {
         dirs = vec![shared];
         logs.push("explore-345.txt");
     }
@@ -137,16 +141,16 @@ fn rerun_skips_up_to_date_prefixes_and_dry_run_writes_nothing() {
     let fast = tempfile::tempdir().unwrap();
     let dry = tier::build(&BuildOptions {
         dry_run: true,
-        ..BuildOptions::new(vec![embedded_dir()], fast.path().join("never"))
+        ..BuildOptions::new(vec![embedded_tables_dir()], fast.path().join("never"))
     });
     assert_eq!(dry.total().tables, 70);
     assert!(!fast.path().join("never").exists());
-    let first = build(&[embedded_dir()], fast.path());
+    let first = build(&[embedded_tables_dir()], fast.path());
     assert_eq!((first.built, first.up_to_date), (70, 0));
-    let second = build(&[embedded_dir()], fast.path());
+    let second = build(&[embedded_tables_dir()], fast.path());
     assert_eq!((second.built, second.up_to_date), (0, 70));
     // The summary's regions add up to the files.
-    let bytes: u64 = std::fs::read_dir(embedded_dir())
+    let bytes: u64 = std::fs::read_dir(embedded_tables_dir())
         .unwrap()
         .map(|e| e.unwrap().metadata().unwrap().len())
         .sum();
@@ -166,7 +170,7 @@ fn stale_prefix_is_detected_and_not_used() {
         "KQvKR.rtbw",
         "KQvKR.rtbz",
     ] {
-        std::fs::copy(embedded_dir().join(name), slow.path().join(name)).unwrap();
+        std::fs::copy(embedded_tables_dir().join(name), slow.path().join(name)).unwrap();
     }
     build(&[slow.path().to_path_buf()], fast.path());
     // Replace KQvKR.rtbw: same bytes, new file (a new modification time).

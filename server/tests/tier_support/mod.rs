@@ -1,5 +1,6 @@
-//! Shared by the tier and integrity tests: where the tables and request logs
-//! are, and a replay that checks the reads of every table lookup.
+//! Shared by the tier and integrity tests: building a tier, the request
+//! logs, and a replay that checks the reads of every table lookup. Needs
+//! `mod common;` beside it.
 
 #![allow(dead_code)]
 
@@ -28,42 +29,11 @@ pub fn build_tier(from: &[PathBuf], to: &Path, prefixes: bool) -> server::tier::
     summary
 }
 
-/// The 3- and 4-piece tables kept in the repository.
-pub fn embedded_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tables")
-}
-
-/// The shared real tables (3-4 piece and some 5-piece), when present.
-pub fn shared_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/syzygy/standard"
-    ));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: {} is missing; the 5-piece part of this test did not run",
-            dir.display()
-        );
-        None
-    }
-}
-
 /// Positions of a request log in `shared/workloads`, when present.
 pub fn workload(name: &str) -> Option<Vec<Chess>> {
-    let path = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/workloads"
-    ))
-    .join(name);
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!(
-            "SKIPPED: {} is missing; its replay did not run",
-            path.display()
-        );
-        return None;
-    };
+    let path = crate::common::shared_file(&format!("workloads/{name}"))?;
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
     Some(
         text.lines()
             .filter_map(|line| Fen::from_ascii(line.trim().as_bytes()).ok())
