@@ -8,7 +8,8 @@
 #   replay-matrix.sh OUT_DIR CONFIG...
 #
 # A CONFIG is IO-HINTS-TIER-PROBES, e.g. pread-nohint-fast-par:
-#   IO      pread | mmap
+#   IO      pread (--read-around 0, as the experiment table was measured)
+#           | mmap | raKIB (pread with --read-around KIB; ra128 is serve's default)
 #   HINTS   nohint | random      (--advise-random)
 #   TIER    slow | fast          (--fast $STATE_DIR/fast/prefixes)
 #   PROBES  par | seq            (--sequential-probes)
@@ -109,7 +110,12 @@ for config in "$@"; do
     stop_server
     continue
   fi
-  case "$io" in pread) ;; mmap) flags+=(--mmap) ;; *) echo "bad IO in $config" >&2; exit 2 ;; esac
+  case "$io" in
+    pread) flags+=(--read-around 0) ;;
+    mmap) flags+=(--mmap) ;;
+    ra[0-9]*) flags+=(--read-around "${io#ra}") ;;
+    *) echo "bad IO in $config" >&2; exit 2 ;;
+  esac
   case "$hints" in nohint) ;; random) flags+=(--advise-random) ;; *) echo "bad HINTS in $config" >&2; exit 2 ;; esac
   case "$tier" in slow) ;; fast) flags+=(--fast "$STATE_DIR/fast/prefixes") ;; *) echo "bad TIER in $config" >&2; exit 2 ;; esac
   case "$probes" in par) ;; seq) flags+=(--sequential-probes) ;; *) echo "bad PROBES in $config" >&2; exit 2 ;; esac

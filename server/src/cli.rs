@@ -93,6 +93,11 @@ pub struct TableArgs {
     /// disables read-ahead. Off by default: explorers' reads are less random than they look.
     #[arg(long)]
     pub advise_random: bool,
+    /// On a page-cache miss, have the kernel read this many KiB around it (an
+    /// aligned window), as an mmap fault reads around itself: a seek costs
+    /// the same for 4 KiB as for 128, and neighbouring probes then hit. 0 turns it off.
+    #[arg(long, value_name = "KIB", default_value_t = 128)]
+    pub read_around: u64,
     /// Probe the moves of a request one after another instead of together.
     /// For benchmarks: shows what the parallel probes buy.
     #[arg(long)]
@@ -113,6 +118,7 @@ impl TableArgs {
             probe_threads: self.probe_threads,
             mmap: self.mmap,
             advise_random: self.advise_random,
+            read_around_kib: self.read_around,
             sequential_probes: self.sequential_probes,
             fast: self.fast.clone(),
             check_blocks: !self.no_block_checks,

@@ -38,6 +38,8 @@ pub struct EngineConfig {
     pub mmap: bool,
     /// Hint random access to the kernel (POSIX_FADV_RANDOM).
     pub advise_random: bool,
+    /// KiB the kernel reads around a page-cache miss (0: only what is asked).
+    pub read_around_kib: u64,
     /// Probe a request's positions one after another instead of together
     /// (to measure what the parallel probes buy).
     pub sequential_probes: bool,
@@ -56,6 +58,7 @@ impl Default for EngineConfig {
             cache_entries: 10_000,
             mmap: false,
             advise_random: false,
+            read_around_kib: 128,
             sequential_probes: false,
             fast: None,
             check_blocks: true,
@@ -219,9 +222,12 @@ fn filesystem(config: &EngineConfig) -> Arc<dyn Filesystem> {
         let fs = unsafe { shakmaty_syzygy::filesystem::MmapFilesystem::new() };
         return Arc::new(fs.with_advise_random(config.advise_random));
     }
-    Arc::new(TieredFilesystem::new(
-        config.advise_random,
-        config.fast.clone(),
-        config.check_blocks,
-    ))
+    Arc::new(
+        TieredFilesystem::new(
+            config.advise_random,
+            config.fast.clone(),
+            config.check_blocks,
+        )
+        .with_read_around(config.read_around_kib * 1024),
+    )
 }

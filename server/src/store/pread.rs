@@ -3,14 +3,25 @@
 //! Not mmap: an I/O error or a file truncated under us must come back as an
 //! error value (and a clean HTTP error), never as a SIGBUS. Every error names
 //! the file, so an operator knows which table to replace.
+//!
+//! A page-cache miss costs a disk seek whatever its size, and the probes of
+//! one position and its moves touch neighbouring parts of a table. So a
+//! miss reads the aligned window around it in one read (`--read-around`), as
+//! an mmap fault reads around itself, and the neighbours then find their
+//! bytes in the page cache. Hits cost nothing extra: they are recognised by a
+//! read that refuses to wait for the disk (`RWF_NOWAIT`). No fadvise hint is
+//! involved, only reads.
 
 use std::{
     fmt,
     fs::{self, File},
-    io,
+    io::{self, IoSliceMut},
     os::unix::fs::FileExt,
     path::{Path, PathBuf},
+    sync::atomic::{AtomicBool, Ordering},
 };
+
+use rustix::io::{Errno, ReadWriteFlags};
 
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
@@ -18,11 +29,26 @@ use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 #[derive(Debug, Default, Clone)]
 pub struct PreadFilesystem {
     advise_random: bool,
+    read_around: u64,
 }
 
 impl PreadFilesystem {
     pub fn new(advise_random: bool) -> Self {
-        PreadFilesystem { advise_random }
+        PreadFilesystem {
+            advise_random,
+            read_around: 0,
+        }
+    }
+
+    /// On a page-cache miss, have the kernel read this many bytes around it
+    /// (aligned; rounded down to a power of two; 0 turns it off).
+    #[must_use]
+    pub fn with_read_around(mut self, bytes: u64) -> Self {
+        self.read_around = match bytes {
+            0 => 0,
+            b => 1 << b.ilog2(),
+        };
+        self
     }
 }
 
@@ -101,6 +127,8 @@ impl Filesystem for PreadFilesystem {
             file,
             path: path.to_path_buf(),
             size_at_open: meta.len(),
+            read_around: self.read_around,
+            nowait_works: AtomicBool::new(true),
         }))
     }
 }
@@ -110,9 +138,55 @@ struct PreadFile {
     file: File,
     path: PathBuf,
     size_at_open: u64,
+    read_around: u64,
+    /// Cleared when the kernel or file system cannot do `RWF_NOWAIT` reads.
+    nowait_works: AtomicBool,
 }
 
 impl PreadFile {
+    /// Whether the bytes are all in the page cache; if so they are in `buf`.
+    /// Without read-around, or where the kernel cannot tell, says no.
+    fn read_cached(&self, buf: &mut [u8], offset: u64) -> bool {
+        if self.read_around == 0 || !self.nowait_works.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut slices = [IoSliceMut::new(buf)];
+        let wanted = slices[0].len();
+        match rustix::io::preadv2(&self.file, &mut slices, offset, ReadWriteFlags::NOWAIT) {
+            Ok(n) => n == wanted,
+            Err(Errno::OPNOTSUPP | Errno::INVAL | Errno::NOSYS) => {
+                self.nowait_works.store(false, Ordering::Relaxed);
+                false
+            }
+            // EAGAIN: not all cached. Any real error shows again in the plain read.
+            Err(_) => false,
+        }
+    }
+
+    /// Reads the aligned window around a miss in one read and copies out
+    /// what was asked. Says no when the window came back short or failed;
+    /// the plain read then reports the error or the short file properly.
+    fn read_window(&self, buf: &mut [u8], offset: u64) -> bool {
+        let start = offset & !(self.read_around - 1);
+        let end = (offset + buf.len() as u64).max(start + self.read_around);
+        let Ok(window_len) = usize::try_from(end - start) else {
+            return false;
+        };
+        let mut window = vec![0; window_len];
+        let Ok(got) = self.file.read_at(&mut window, start) else {
+            return false;
+        };
+        let from = (offset - start) as usize;
+        let Some(wanted) = window.get(from..from + buf.len()) else {
+            return false;
+        };
+        if from + buf.len() > got {
+            return false;
+        }
+        buf.copy_from_slice(wanted);
+        true
+    }
+
     /// Explains a read that ended early: usually the file was truncated or
     /// replaced in place while the server had it open.
     fn short_read(&self, offset: u64, wanted: usize) -> io::Error {
@@ -133,6 +207,15 @@ impl PreadFile {
 
 impl RandomAccessFile for PreadFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, _hint: ReadHint) -> io::Result<usize> {
+        if self.read_cached(buf, offset) {
+            return Ok(buf.len());
+        }
+        if self.read_around > 0
+            && self.nowait_works.load(Ordering::Relaxed)
+            && self.read_window(buf, offset)
+        {
+            return Ok(buf.len());
+        }
         self.file.read_at(buf, offset).map_err(|err| {
             table_error(
                 &self.path,
@@ -156,5 +239,92 @@ impl RandomAccessFile for PreadFile {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    /// A 1 MiB file whose every byte says where it is, out of the page cache.
+    fn uncached_file() -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        let bytes: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
+        file.write_all(&bytes).expect("write");
+        file.as_file().sync_all().expect("sync");
+        // Clean pages can be dropped; if the kernel keeps some, the reads are only hits.
+        let _ = rustix::fs::fadvise(file.as_file(), 0, None, rustix::fs::Advice::DontNeed);
+        file
+    }
+
+    fn read(fs: &PreadFilesystem, path: &Path, offset: u64, len: usize) -> Vec<u8> {
+        let file = fs.open(path).expect("open");
+        let mut buf = vec![0; len];
+        file.read_exact_at(&mut buf, offset, ReadHint::Data)
+            .expect("read");
+        buf
+    }
+
+    #[test]
+    fn reads_around_misses_return_exactly_the_bytes_asked_for() {
+        let file = uncached_file();
+        let around = PreadFilesystem::new(false).with_read_around(128 * 1024);
+        for (offset, len) in [
+            (0, 64),
+            (131_000, 5_000),
+            ((1 << 20) - 100, 100),
+            (700_001, 1),
+        ] {
+            let expected: Vec<u8> = (offset..offset + len as u64)
+                .map(|i| (i % 251) as u8)
+                .collect();
+            assert_eq!(
+                read(&around, file.path(), offset, len),
+                expected,
+                "{offset}"
+            );
+        }
+    }
+
+    #[test]
+    fn cached_bytes_come_from_the_read_that_does_not_wait() {
+        let file = uncached_file();
+        let fs = PreadFilesystem::new(false).with_read_around(128 * 1024);
+        let opened = PreadFile {
+            file: File::open(file.path()).expect("open"),
+            path: file.path().to_path_buf(),
+            size_at_open: 1 << 20,
+            read_around: fs.read_around,
+            nowait_works: AtomicBool::new(true),
+        };
+        let mut buf = vec![0; 4096];
+        opened
+            .file
+            .read_exact_at(&mut buf, 8192)
+            .expect("plain read");
+        let mut again = vec![0; 4096];
+        let hit = opened.read_cached(&mut again, 8192);
+        if !opened.nowait_works.load(Ordering::Relaxed) {
+            eprintln!("SKIPPED: this file system cannot do RWF_NOWAIT reads");
+            return;
+        }
+        assert!(hit, "bytes just read should be in the page cache");
+        assert_eq!(again, buf);
+    }
+
+    #[test]
+    fn windows_are_powers_of_two() {
+        assert_eq!(
+            PreadFilesystem::new(false).with_read_around(0).read_around,
+            0
+        );
+        assert_eq!(
+            PreadFilesystem::new(false)
+                .with_read_around(100 * 1024)
+                .read_around,
+            64 * 1024
+        );
     }
 }

@@ -68,6 +68,13 @@ impl TieredFilesystem {
         self
     }
 
+    /// Bytes the kernel reads around a page-cache miss (see `store::pread`).
+    #[must_use]
+    pub fn with_read_around(mut self, bytes: u64) -> Self {
+        self.slow = self.slow.with_read_around(bytes);
+        self
+    }
+
     /// What the fast tier (or the integrity folder) offers for one table.
     fn entry(&self, path: &Path, table: &str) -> Entry {
         let mut entry = Entry::default();
