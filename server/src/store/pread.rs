@@ -40,8 +40,8 @@ impl PreadFilesystem {
         }
     }
 
-    /// On a page-cache miss, have the kernel read this many bytes around it
-    /// (aligned; rounded down to a power of two; 0 turns it off).
+    /// On a page-cache miss, read this many bytes around it (an aligned
+    /// window; rounded down to a power of two; 0 turns it off).
     #[must_use]
     pub fn with_read_around(mut self, bytes: u64) -> Self {
         self.read_around = match bytes {
@@ -145,11 +145,8 @@ struct PreadFile {
 
 impl PreadFile {
     /// Whether the bytes are all in the page cache; if so they are in `buf`.
-    /// Without read-around, or where the kernel cannot tell, says no.
+    /// Where the kernel cannot tell, says no (and read-around stops).
     fn read_cached(&self, buf: &mut [u8], offset: u64) -> bool {
-        if self.read_around == 0 || !self.nowait_works.load(Ordering::Relaxed) {
-            return false;
-        }
         let mut slices = [IoSliceMut::new(buf)];
         let wanted = slices[0].len();
         match rustix::io::preadv2(&self.file, &mut slices, offset, ReadWriteFlags::NOWAIT) {
@@ -207,12 +204,10 @@ impl PreadFile {
 
 impl RandomAccessFile for PreadFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, _hint: ReadHint) -> io::Result<usize> {
-        if self.read_cached(buf, offset) {
-            return Ok(buf.len());
-        }
+        // Read-around needs to tell hits from misses; without that, plain reads only.
         if self.read_around > 0
             && self.nowait_works.load(Ordering::Relaxed)
-            && self.read_window(buf, offset)
+            && (self.read_cached(buf, offset) || self.read_window(buf, offset))
         {
             return Ok(buf.len());
         }
