@@ -174,6 +174,25 @@ pub fn Editor(
             .collect_view()
     };
 
+    let turn_choice = move |color: Color| {
+        let (value, label) = match color {
+            Color::White => ("w", "White"),
+            Color::Black => ("b", "Black"),
+        };
+        view! {
+            <label>
+                <input
+                    type="radio"
+                    name="turn"
+                    value=value
+                    prop:checked=move || turn.get() == color
+                    on:change=move |_| turn.set(color)
+                />
+                {label}
+            </label>
+        }
+    };
+
     let palette = move |color: Color| {
         // King first, as on a chess set's box and in table names.
         Role::ALL
@@ -239,26 +258,8 @@ pub fn Editor(
         <div class="editor-controls">
             <fieldset class="turn">
                 <legend>"Side to move"</legend>
-                <label>
-                    <input
-                        type="radio"
-                        name="turn"
-                        value="w"
-                        prop:checked=move || turn.get() == Color::White
-                        on:change=move |_| turn.set(Color::White)
-                    />
-                    "White"
-                </label>
-                <label>
-                    <input
-                        type="radio"
-                        name="turn"
-                        value="b"
-                        prop:checked=move || turn.get() == Color::Black
-                        on:change=move |_| turn.set(Color::Black)
-                    />
-                    "Black"
-                </label>
+                {turn_choice(Color::White)}
+                {turn_choice(Color::Black)}
             </fieldset>
             <div class="buttons">
                 <button class="clear" on:click=move |_| board.set(shakmaty::Board::empty())>
