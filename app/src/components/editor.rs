@@ -174,6 +174,19 @@ pub fn Editor(
             .collect_view()
     };
 
+    let tool_button = move |choice: Tool, class: &str, title: &'static str, label: &'static str| {
+        view! {
+            <button
+                class=format!("palette-tool {class}")
+                class:active=move || tool.get() == choice
+                title=title
+                on:click=move |_| tool.set(choice)
+            >
+                {label}
+            </button>
+        }
+    };
+
     let turn_choice = move |color: Color| {
         let (value, label) = match color {
             Color::White => ("w", "White"),
@@ -237,22 +250,8 @@ pub fn Editor(
             </div>
             <div class="palette">
                 {palette(Color::Black)}
-                <button
-                    class="palette-tool hand"
-                    class:active=move || tool.get() == Tool::Hand
-                    title="Move pieces (drag off the board to remove)"
-                    on:click=move |_| tool.set(Tool::Hand)
-                >
-                    "Move"
-                </button>
-                <button
-                    class="palette-tool erase"
-                    class:active=move || tool.get() == Tool::Erase
-                    title="Remove pieces"
-                    on:click=move |_| tool.set(Tool::Erase)
-                >
-                    "Remove"
-                </button>
+                {tool_button(Tool::Hand, "hand", "Move pieces (drag off the board to remove)", "Move")}
+                {tool_button(Tool::Erase, "erase", "Remove pieces", "Remove")}
             </div>
         </div>
         <div class="editor-controls">
