@@ -174,14 +174,13 @@ impl PreadFile {
             return false;
         };
         let from = (offset - start) as usize;
-        let Some(wanted) = window.get(from..from + buf.len()) else {
-            return false;
-        };
-        if from + buf.len() > got {
-            return false;
+        match window.get(from..from + buf.len()) {
+            Some(wanted) if from + buf.len() <= got => {
+                buf.copy_from_slice(wanted);
+                true
+            }
+            _ => false,
         }
-        buf.copy_from_slice(wanted);
-        true
     }
 
     /// Explains a read that ended early: usually the file was truncated or
