@@ -15,6 +15,12 @@ pub enum HttpError {
     Fen(#[from] FenError),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// Past the request deadline: most likely a table disk is slow or failing.
+    #[error(
+        "no answer within the request deadline of {:.1} s (a table disk may be slow or failing)",
+        .0.as_secs_f64()
+    )]
+    Deadline(std::time::Duration),
 }
 
 impl HttpError {
@@ -28,6 +34,7 @@ impl HttpError {
             HttpError::Engine(EngineError::Table { .. } | EngineError::Internal(_)) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
+            HttpError::Deadline(_) => StatusCode::GATEWAY_TIMEOUT,
         }
     }
 }
