@@ -109,6 +109,12 @@ pub struct TableArgs {
     /// Skip the per-block checksum check on read (only to measure its cost).
     #[arg(long, hide = true)]
     pub no_block_checks: bool,
+    /// Refuse to serve tables without recorded block checksums: the server
+    /// does not start while any table in --tables lacks them (recorded by
+    /// `zugzwang verify --init` or `zugzwang tier build`), and a table whose
+    /// checksums disappear later answers 500 instead of unchecked bytes.
+    #[arg(long, conflicts_with_all = ["mmap", "no_block_checks"])]
+    pub require_checksums: bool,
 }
 
 impl TableArgs {
@@ -122,6 +128,7 @@ impl TableArgs {
             sequential_probes: self.sequential_probes,
             fast: self.fast.clone(),
             check_blocks: !self.no_block_checks,
+            require_checksums: self.require_checksums,
             ..EngineConfig::default()
         }
     }

@@ -453,3 +453,133 @@ fn scrub_names_a_damaged_table() {
             .contains(&"KRvKB.rtbz".to_string())
     );
 }
+
+fn kqvk_position() -> Chess {
+    shakmaty::fen::Fen::from_ascii(b"4k3/8/8/8/8/8/8/3QK3 w - - 0 1")
+        .unwrap()
+        .into_position(shakmaty::CastlingMode::Standard)
+        .unwrap()
+}
+
+/// A table whose header fails its checksum cannot be opened; that is
+/// remembered, so the next probes fail at once instead of reading it again.
+#[test]
+fn header_that_fails_its_checksum_is_not_reread_on_every_probe() {
+    let slow = copy_tables();
+    build(slow.path(), &slow.path().join(INTEGRITY_SUBDIR), false);
+    flip(&slow.path().join("KQvK.rtbw"), 20);
+    let tb = tablebase(&[slow.path().to_path_buf()], None, true);
+    let pos = kqvk_position();
+    let header_reads = |events: Vec<metrics::ReadEvent>| {
+        events
+            .iter()
+            .filter(|e| &*e.table == "KQvK.rtbw" && e.tier != Tier::Cache)
+            .count()
+    };
+    metrics::start_thread_log();
+    let first = tb.probe_wdl_after_zeroing(&pos).unwrap_err().to_string();
+    assert!(header_reads(metrics::take_thread_log()) > 0);
+    assert!(first.contains("checksum mismatch"), "{first}");
+    for _ in 0..3 {
+        let again = tb.probe_wdl_after_zeroing(&pos).unwrap_err().to_string();
+        assert_eq!(
+            header_reads(metrics::take_thread_log()),
+            0,
+            "the damaged table was read again"
+        );
+        assert!(
+            again.contains("KQvK.rtbw") && again.contains("checksum mismatch"),
+            "{again}"
+        );
+        assert!(!again.contains(&*slow.path().to_string_lossy()), "{again}");
+    }
+}
+
+/// A manifest that exists but cannot be read fails the probes of its table
+/// (never serving it unchecked), and a later probe tries again.
+#[tokio::test]
+async fn unreadable_manifest_fails_the_probe_and_is_retried() {
+    let slow = copy_tables();
+    let sums = slow.path().join(INTEGRITY_SUBDIR);
+    build(slow.path(), &sums, false);
+    let manifest = sums.join("KQvK.rtbw.manifest");
+    let saved = sums.join("saved.manifest");
+    fs::rename(&manifest, &saved).unwrap();
+    // Reading a directory fails with EISDIR: an error other than "not there".
+    fs::create_dir(&manifest).unwrap();
+    let engine = Engine::open(&EngineConfig {
+        tables: vec![slow.path().to_path_buf()],
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let err = engine.probe(kqvk_position()).await.unwrap_err();
+    let EngineError::Table { table, reason } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(table, "KQvK.rtbw");
+    assert!(reason.contains("checksum manifest"), "{reason}");
+    assert!(
+        !reason.contains(&*slow.path().to_string_lossy()),
+        "{reason}"
+    );
+
+    fs::remove_dir(&manifest).unwrap();
+    fs::rename(&saved, &manifest).unwrap();
+    let answer = engine.probe(kqvk_position()).await.unwrap();
+    assert_eq!(answer.pos.category, app::api::Category::Win);
+}
+
+/// `--require-checksums`: no start while tables lack them, and a table
+/// whose checksums go missing later is an error, not served unchecked.
+#[tokio::test]
+async fn require_checksums_refuses_unchecked_tables() {
+    let slow = copy_tables();
+    let config = EngineConfig {
+        tables: vec![slow.path().to_path_buf()],
+        require_checksums: true,
+        ..EngineConfig::default()
+    };
+    let err = Engine::open(&config).err().expect("refused to start");
+    let message = err.to_string();
+    assert!(
+        message.contains("--require-checksums")
+            && message.contains("70 of 70 tables")
+            && message.contains(&*slow.path().to_string_lossy())
+            && message.contains("verify --init"),
+        "{message}"
+    );
+
+    build(slow.path(), &slow.path().join(INTEGRITY_SUBDIR), false);
+    let engine = Engine::open(&config).unwrap();
+    fs::remove_file(
+        slow.path()
+            .join(INTEGRITY_SUBDIR)
+            .join("KQvK.rtbw.manifest"),
+    )
+    .unwrap();
+    let err = engine.probe(kqvk_position()).await.unwrap_err();
+    let EngineError::Table { table, reason } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(table, "KQvK.rtbw");
+    assert!(reason.contains("--require-checksums"), "{reason}");
+}
+
+/// Without `--require-checksums`, unchecked tables are counted per
+/// directory at start and shown on `/metrics`.
+#[test]
+fn tables_without_checksums_are_counted() {
+    let slow = copy_tables();
+    let fs = server::store::tiered::TieredFilesystem::new(false, None, true);
+    let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]).unwrap();
+    assert_eq!(uncovered.len(), 1);
+    assert_eq!(uncovered[0].unchecked.len(), 70);
+    assert!(
+        metrics::global()
+            .render()
+            .contains("# TYPE zugzwang_tables_without_checksums gauge")
+    );
+    build(slow.path(), &slow.path().join(INTEGRITY_SUBDIR), false);
+    let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]).unwrap();
+    assert!(uncovered.is_empty(), "{uncovered:?}");
+}

@@ -3,7 +3,7 @@
 use shakmaty_syzygy::{ProbeError, SyzygyError};
 
 use super::tables::extension;
-use crate::store::pread::TableIoError;
+use crate::store::handles;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
@@ -72,11 +72,5 @@ fn probe_reason(err: &ProbeError) -> String {
 
 /// Whether a read failed because no file descriptor was left to open the table.
 fn is_out_of_descriptors(err: &ProbeError) -> bool {
-    let ProbeError::Read { error } = err else {
-        return false;
-    };
-    error
-        .get_ref()
-        .and_then(|e| e.downcast_ref::<TableIoError>())
-        .is_some_and(|io| io.out_of_descriptors)
+    matches!(err, ProbeError::Read { error } if handles::is_out_of_descriptors(error))
 }

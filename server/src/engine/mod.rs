@@ -47,6 +47,11 @@ pub struct EngineConfig {
     pub fast: Option<PathBuf>,
     /// Check reads against recorded block checksums where there are some.
     pub check_blocks: bool,
+    /// Refuse to serve tables without recorded checksums (`--require-checksums`).
+    pub require_checksums: bool,
+    /// Table files kept open at most; `None`: what the open-files limit
+    /// leaves after connections (`limits::DescriptorBudget`).
+    pub table_handles: Option<usize>,
 }
 
 impl Default for EngineConfig {
@@ -62,6 +67,8 @@ impl Default for EngineConfig {
             sequential_probes: false,
             fast: None,
             check_blocks: true,
+            require_checksums: false,
+            table_handles: None,
         }
     }
 }
@@ -96,7 +103,7 @@ impl Engine {
             let embedded = [PathBuf::from(EMBEDDED_DIR)];
             return Self::with_filesystem(config, Arc::new(EmbeddedFilesystem), &embedded);
         }
-        Self::with_filesystem(config, filesystem(config), &config.tables)
+        Self::with_filesystem(config, filesystem(config)?, &config.tables)
     }
 
     /// An engine reading `dirs` through any filesystem, ignoring the
@@ -215,19 +222,24 @@ impl Engine {
     }
 }
 
-fn filesystem(config: &EngineConfig) -> Arc<dyn Filesystem> {
+fn filesystem(config: &EngineConfig) -> Result<Arc<dyn Filesystem>, LoadError> {
     if config.mmap {
         // Safety: the operator asked for mmap explicitly; tables must not
         // change while served and I/O errors become signals (see --mmap help).
         let fs = unsafe { shakmaty_syzygy::filesystem::MmapFilesystem::new() };
-        return Arc::new(fs.with_advise_random(config.advise_random));
+        return Ok(Arc::new(fs.with_advise_random(config.advise_random)));
     }
-    Arc::new(
-        TieredFilesystem::new(
-            config.advise_random,
-            config.fast.clone(),
-            config.check_blocks,
-        )
-        .with_read_around(config.read_around_kib * 1024),
+    let mut fs = TieredFilesystem::new(
+        config.advise_random,
+        config.fast.clone(),
+        config.check_blocks,
     )
+    .with_read_around(config.read_around_kib * 1024)
+    .with_require_checksums(config.require_checksums);
+    if let Some(handles) = config.table_handles {
+        fs = fs.with_handle_budget(handles);
+    }
+    tracing::info!("keeping at most {} table files open", fs.handles().budget());
+    crate::store::coverage::survey(&fs, &config.tables)?;
+    Ok(Arc::new(fs))
 }

@@ -12,6 +12,7 @@ use shakmaty::Chess;
 use shakmaty_syzygy::{Metric, SyzygyError, Tablebase, filesystem::Filesystem};
 
 use super::EngineError;
+use crate::store::{coverage::MissingChecksums, pread::file_name};
 
 /// Tables found in one directory, for the start-up log.
 #[derive(Debug, Clone)]
@@ -25,6 +26,8 @@ pub struct LoadedDirectory {
 pub enum LoadError {
     #[error("cannot read table directory {path}: {source}")]
     Directory { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    MissingChecksums(#[from] MissingChecksums),
 }
 
 pub struct Tables {
@@ -74,20 +77,18 @@ impl Tables {
         Ok((tables, loaded))
     }
 
+    /// Logs the path; remembers a reason that names the file only, as it
+    /// goes to clients.
     fn reject(&mut self, path: &Path, err: &io::Error) {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| path.display().to_string());
+        let name = file_name(path);
         let reason = if err.kind() == io::ErrorKind::InvalidData {
             format!(
-                "{} was skipped at start: its size is not that of a Syzygy table (truncated or damaged); replace it",
-                path.display()
+                "{name} was skipped at start: its size is not that of a Syzygy table (truncated or damaged); replace it"
             )
         } else {
-            format!("{} was skipped at start: {err}", path.display())
+            format!("{name} was skipped at start: {err}")
         };
-        tracing::warn!("{reason}");
+        tracing::warn!(path = %path.display(), "{reason}");
         self.rejected.insert(name, reason);
     }
 

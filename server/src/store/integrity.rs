@@ -18,14 +18,18 @@
 //! 0.2% of the tables, where 1 KiB would need 0.8%.
 
 use std::{
-    fmt,
-    fs::{self, File},
-    io,
+    fmt, io,
     os::unix::fs::FileExt,
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 use xxhash_rust::xxh3::xxh3_64;
+
+use super::{
+    handles::{HandlePool, PooledFile},
+    pread::{TableIoError, file_name},
+};
 
 /// Bytes covered by one checksum.
 pub const DEFAULT_BLOCK_SIZE: u32 = 4096;
@@ -99,25 +103,66 @@ pub struct BlockChecker {
 #[derive(Debug)]
 enum SumSource {
     Memory(Vec<u64>),
-    File(File),
+    File(PooledFile),
+}
+
+/// Why a table's checksum list cannot be used. Its manifest says it
+/// exists, so each of these means the table cannot be checked: the probe
+/// fails rather than answering from unchecked bytes.
+#[derive(Debug, thiserror::Error)]
+pub enum SumsError {
+    #[error("cannot read the block checksums: {0}")]
+    Io(#[source] io::Error),
+    #[error(
+        "the block checksum list has {found} bytes where {expected} were recorded; rebuild it with `zugzwang tier build` or `zugzwang verify --init`"
+    )]
+    WrongLength { found: u64, expected: u64 },
+    #[error("the manifest gives a block size of 0; rebuild it")]
+    NoBlockSize,
+}
+
+impl SumsError {
+    pub fn out_of_descriptors(&self) -> bool {
+        matches!(self, SumsError::Io(err) if super::handles::is_out_of_descriptors(err))
+    }
 }
 
 impl BlockChecker {
-    /// Opens the checksum list of a file of `file_size` bytes; `None` when
-    /// it is missing or has the wrong length.
-    pub fn open(path: &Path, block_size: u32, file_size: u64) -> Option<BlockChecker> {
-        let file = File::open(path).ok()?;
-        let len = file.metadata().ok()?.len();
-        if block_size == 0 || len != BlockSums::blocks_for(file_size, block_size) * 8 {
-            return None;
+    /// Opens the checksum list of a file of `file_size` bytes; short lists
+    /// are read into memory, long ones read as checks need them.
+    pub fn open(
+        handles: &Arc<HandlePool>,
+        path: &Path,
+        block_size: u32,
+        file_size: u64,
+    ) -> Result<BlockChecker, SumsError> {
+        if block_size == 0 {
+            return Err(SumsError::NoBlockSize);
         }
-        let source = if len <= IN_MEMORY_MAX {
-            let bytes = fs::read(path).ok()?;
-            SumSource::Memory(BlockSums::from_bytes(&bytes, block_size, file_size)?.sums)
+        let expected = BlockSums::blocks_for(file_size, block_size) * 8;
+        let (file, meta) = PooledFile::open(handles, path).map_err(SumsError::Io)?;
+        if meta.len() != expected {
+            return Err(SumsError::WrongLength {
+                found: meta.len(),
+                expected,
+            });
+        }
+        let source = if expected <= IN_MEMORY_MAX {
+            let mut bytes = vec![0; expected as usize];
+            file.handle()
+                .and_then(|h| h.read_exact_at(&mut bytes, 0))
+                .map_err(SumsError::Io)?;
+            let sums = BlockSums::from_bytes(&bytes, block_size, file_size).ok_or(
+                SumsError::WrongLength {
+                    found: meta.len(),
+                    expected,
+                },
+            )?;
+            SumSource::Memory(sums.sums)
         } else {
             SumSource::File(file)
         };
-        Some(BlockChecker {
+        Ok(BlockChecker {
             block_size,
             file_size,
             source,
@@ -144,23 +189,31 @@ impl BlockChecker {
         (start.min(self.file_size), end.min(self.file_size))
     }
 
-    /// Checks whole blocks read from `start` (block aligned). Returns the
-    /// offset of the first block that does not match (or whose checksum
-    /// cannot be read: failing closed).
-    pub fn check(&self, start: u64, bytes: &[u8]) -> Result<(), u64> {
+    /// Checks whole blocks read from `start` (block aligned). The inner
+    /// error is the offset of the first block that does not match (or has
+    /// no checksum: failing closed); the outer one a checksum list that
+    /// could not be read, which is no finding about the table.
+    pub fn check(&self, start: u64, bytes: &[u8]) -> io::Result<Result<(), u64>> {
         let bs = u64::from(self.block_size);
         let first = start / bs;
         let count = (bytes.len() as u64).div_ceil(bs) as usize;
         let mut loaded = [0u64; 4];
         let mut spilled = Vec::new();
         let expected: &[u64] = match &self.source {
-            SumSource::Memory(sums) => usize::try_from(first)
-                .ok()
-                .and_then(|f| sums.get(f..f.checked_add(count)?))
-                .ok_or(start)?,
+            SumSource::Memory(sums) => {
+                let Some(sums) = usize::try_from(first)
+                    .ok()
+                    .and_then(|f| sums.get(f..f.checked_add(count)?))
+                else {
+                    return Ok(Err(start));
+                };
+                sums
+            }
             SumSource::File(file) => {
                 let mut raw = vec![0u8; count * 8];
-                file.read_exact_at(&mut raw, first * 8).map_err(|_| start)?;
+                file.handle()?
+                    .read_exact_at(&mut raw, first * 8)
+                    .map_err(|err| TableIoError::because(file.path(), "cannot read", err))?;
                 let sums = raw
                     .chunks_exact(8)
                     .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
@@ -177,15 +230,19 @@ impl BlockChecker {
         };
         for (i, (block, expected)) in bytes.chunks(bs as usize).zip(expected).enumerate() {
             if block_sum(block) != *expected {
-                return Err(start + i as u64 * bs);
+                return Ok(Err(start + i as u64 * bs));
             }
         }
-        Ok(())
+        if expected.len() < count {
+            return Ok(Err(start + expected.len() as u64 * bs));
+        }
+        Ok(Ok(()))
     }
 }
 
 /// A block whose checksum does not match: the bytes on disk are not the
-/// bytes the table had when its checksums were recorded.
+/// bytes the table had when its checksums were recorded. Shows the table's
+/// name only (answers and `/metrics` carry it); the path goes to the log.
 #[derive(Debug)]
 pub struct IntegrityError {
     pub path: PathBuf,
@@ -196,10 +253,7 @@ pub struct IntegrityError {
 
 impl IntegrityError {
     pub fn table(&self) -> String {
-        self.path.file_name().map_or_else(
-            || self.path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        )
+        file_name(&self.path)
     }
 
     pub fn into_io(self) -> io::Error {
@@ -207,15 +261,19 @@ impl IntegrityError {
     }
 }
 
+impl IntegrityError {
+    /// What is wrong, without the table's name.
+    pub fn problem(&self) -> String {
+        format!(
+            "checksum mismatch in the {}-byte block at offset {}: the file is damaged; run `zugzwang verify` on it and replace it from a good copy",
+            self.block_size, self.offset
+        )
+    }
+}
+
 impl fmt::Display for IntegrityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: checksum mismatch in the {}-byte block at offset {}: the file is damaged; run `zugzwang verify` on it and replace it from a good copy",
-            self.path.display(),
-            self.block_size,
-            self.offset
-        )
+        write!(f, "{}: {}", self.table(), self.problem())
     }
 }
 
@@ -233,10 +291,10 @@ mod tests {
         let round = BlockSums::from_bytes(&sums.to_bytes(), 4096, 10_000).unwrap();
         assert_eq!(round, sums);
         let checker = BlockChecker::from_sums(sums);
-        assert_eq!(checker.check(0, &bytes), Ok(()));
+        assert_eq!(checker.check(0, &bytes).unwrap(), Ok(()));
         bytes[5000] ^= 1;
-        assert_eq!(checker.check(0, &bytes), Err(4096));
-        assert_eq!(checker.check(8192, &bytes[8192..]), Ok(()));
+        assert_eq!(checker.check(0, &bytes).unwrap(), Err(4096));
+        assert_eq!(checker.check(8192, &bytes[8192..]).unwrap(), Ok(()));
     }
 
     #[test]
@@ -245,19 +303,25 @@ mod tests {
         let sums = BlockSums::of(&bytes, 4096);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.sums");
-        fs::write(&path, sums.to_bytes()).unwrap();
-        let memory = BlockChecker::open(&path, 4096, 20_000).unwrap();
+        std::fs::write(&path, sums.to_bytes()).unwrap();
+        let handles = HandlePool::new(4);
+        let memory = BlockChecker::open(&handles, &path, 4096, 20_000).unwrap();
         let file = BlockChecker {
-            source: SumSource::File(File::open(&path).unwrap()),
-            ..BlockChecker::open(&path, 4096, 20_000).unwrap()
+            source: SumSource::File(PooledFile::open(&handles, &path).unwrap().0),
+            ..BlockChecker::open(&handles, &path, 4096, 20_000).unwrap()
         };
         bytes[9000] ^= 4;
         for checker in [memory, file] {
-            assert_eq!(checker.check(0, &bytes[..4096]), Ok(()));
-            assert_eq!(checker.check(4096, &bytes[4096..16384]), Err(8192));
-            assert_eq!(checker.check(16384, &bytes[16384..]), Ok(()));
+            assert_eq!(checker.check(0, &bytes[..4096]).unwrap(), Ok(()));
+            assert_eq!(checker.check(4096, &bytes[4096..16384]).unwrap(), Err(8192));
+            assert_eq!(checker.check(16384, &bytes[16384..]).unwrap(), Ok(()));
         }
-        assert!(BlockChecker::open(&path, 4096, 30_000).is_none());
+        assert!(matches!(
+            BlockChecker::open(&handles, &path, 4096, 30_000),
+            Err(SumsError::WrongLength { .. })
+        ));
+        let missing = BlockChecker::open(&handles, &dir.path().join("none"), 4096, 20_000);
+        assert!(matches!(missing, Err(SumsError::Io(_))));
     }
 
     #[test]

@@ -375,6 +375,7 @@ impl Metrics {
                 escape(table)
             );
         }
+        self.render_health(&mut out);
         if let Some(scrub) = self
             .scrub
             .lock()
@@ -384,6 +385,33 @@ impl Metrics {
             scrub.render(&mut out);
         }
         out
+    }
+
+    /// Table handles and checksum coverage: what decides whether the
+    /// server can keep answering, and answering right.
+    fn render_health(&self, out: &mut String) {
+        let gauges = [
+            (
+                "zugzwang_table_handles_open",
+                "Table files open now (tables, prefixes, checksum lists).",
+                super::handles::open_handles(),
+            ),
+            (
+                "zugzwang_table_handles_budget",
+                "Table files kept open at most; the least recently used are closed beyond it.",
+                super::handles::budget(),
+            ),
+            (
+                "zugzwang_tables_without_checksums",
+                "Tables served without recorded block checksums (a damaged disk can give wrong answers).",
+                super::coverage::unchecked_tables(),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} gauge");
+            let _ = writeln!(out, "{name} {value}");
+        }
     }
 
     fn each_series(&self, out: &mut String, mut line: impl FnMut(&mut String, &str, &Series)) {

@@ -18,25 +18,41 @@ use std::{
     io::{self, IoSliceMut},
     os::unix::fs::FileExt,
     path::{Path, PathBuf},
-    sync::atomic::{AtomicBool, Ordering},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 use rustix::io::{Errno, ReadWriteFlags};
-
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
+use super::handles::{self, HandlePool, PooledFile};
+use crate::limits::DescriptorBudget;
+
 /// Reads tables with positioned reads, optionally hinting random access.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct PreadFilesystem {
     advise_random: bool,
     read_around: u64,
+    handles: Arc<HandlePool>,
+}
+
+impl Default for PreadFilesystem {
+    fn default() -> Self {
+        PreadFilesystem::new(false)
+    }
 }
 
 impl PreadFilesystem {
+    /// Keeps as many tables open as the open-files limit leaves after
+    /// connections (see [`DescriptorBudget`]).
     pub fn new(advise_random: bool) -> Self {
+        let budget = DescriptorBudget::current(None).table_handles;
         PreadFilesystem {
             advise_random,
             read_around: 0,
+            handles: HandlePool::new(usize::try_from(budget).unwrap_or(usize::MAX)),
         }
     }
 
@@ -50,9 +66,22 @@ impl PreadFilesystem {
         };
         self
     }
+
+    /// Shares a pool of descriptors (and its budget) with other readers.
+    #[must_use]
+    pub fn with_handles(mut self, handles: Arc<HandlePool>) -> Self {
+        self.handles = handles;
+        self
+    }
+
+    pub fn handles(&self) -> &Arc<HandlePool> {
+        &self.handles
+    }
 }
 
-/// An I/O error that knows which table file it concerns.
+/// An I/O error that knows which table file it concerns. It shows the
+/// table's name only, as it ends up in answers to clients and in
+/// `/metrics`; the full path goes to the log where the error arises.
 #[derive(Debug)]
 pub struct TableIoError {
     pub path: PathBuf,
@@ -61,45 +90,75 @@ pub struct TableIoError {
     pub out_of_descriptors: bool,
 }
 
+impl TableIoError {
+    /// An error about `path`, logged with the path.
+    pub fn logged(path: &Path, kind: io::ErrorKind, detail: String) -> io::Error {
+        tracing::warn!(path = %path.display(), "{detail}");
+        TableIoError::quiet(path, kind, detail)
+    }
+
+    /// An error about `path` that was logged before (a repeated refusal).
+    pub fn quiet(path: &Path, kind: io::ErrorKind, detail: String) -> io::Error {
+        io::Error::new(
+            kind,
+            TableIoError {
+                path: path.to_path_buf(),
+                detail,
+                out_of_descriptors: false,
+            },
+        )
+    }
+
+    /// A failed open, with advice when no descriptor was left.
+    pub fn open(path: &Path, err: io::Error) -> io::Error {
+        TableIoError::because(path, "cannot open", err)
+    }
+
+    /// `what` failed with `err` for the table at `path`; with advice when
+    /// no descriptor was left. An error that names its table already is
+    /// passed on as it is.
+    pub fn because(path: &Path, what: &str, err: io::Error) -> io::Error {
+        if err.get_ref().is_some_and(|e| e.is::<TableIoError>()) {
+            return err;
+        }
+        let out_of_descriptors = handles::is_out_of_descriptors(&err);
+        let detail = if out_of_descriptors {
+            format!("{what}: too many open files ({err}); raise the open-files limit (ulimit -n)")
+        } else {
+            format!("{what}: {err}")
+        };
+        tracing::warn!(path = %path.display(), "{detail}");
+        io::Error::new(
+            err.kind(),
+            TableIoError {
+                path: path.to_path_buf(),
+                detail,
+                out_of_descriptors,
+            },
+        )
+    }
+
+    /// The file name, e.g. `KQvKR.rtbz`.
+    pub fn table(&self) -> String {
+        file_name(&self.path)
+    }
+}
+
+/// The last component of a path: what clients and metrics see of a table file.
+pub fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || "(unnamed table)".to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 impl fmt::Display for TableIoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.detail)
+        write!(f, "{}: {}", self.table(), self.detail)
     }
 }
 
 impl std::error::Error for TableIoError {}
-
-fn table_error(path: &Path, kind: io::ErrorKind, detail: String) -> io::Error {
-    io::Error::new(
-        kind,
-        TableIoError {
-            path: path.to_path_buf(),
-            detail,
-            out_of_descriptors: false,
-        },
-    )
-}
-
-fn wrap_open_error(path: &Path, err: io::Error) -> io::Error {
-    let out_of_descriptors = matches!(
-        err.raw_os_error(),
-        Some(code) if code == rustix::io::Errno::MFILE.raw_os_error()
-            || code == rustix::io::Errno::NFILE.raw_os_error()
-    );
-    let detail = if out_of_descriptors {
-        format!("cannot open: too many open files ({err}); raise the open-files limit (ulimit -n)")
-    } else {
-        format!("cannot open: {err}")
-    };
-    io::Error::new(
-        err.kind(),
-        TableIoError {
-            path: path.to_path_buf(),
-            detail,
-            out_of_descriptors,
-        },
-    )
-}
 
 impl Filesystem for PreadFilesystem {
     fn regular_file_size(&self, path: &Path) -> io::Result<u64> {
@@ -117,26 +176,32 @@ impl Filesystem for PreadFilesystem {
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
-        let file = File::open(path).map_err(|err| wrap_open_error(path, err))?;
-        let meta = file.metadata().map_err(|err| wrap_open_error(path, err))?;
-        if self.advise_random {
-            // Advisory only: a kernel that ignores the hint still reads correctly.
-            let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::Random);
-        }
-        Ok(Box::new(PreadFile {
-            file,
-            path: path.to_path_buf(),
-            size_at_open: meta.len(),
-            read_around: self.read_around,
-            nowait_works: AtomicBool::new(true),
-        }))
+        self.open_pread(path)
+            .map(|file| Box::new(file) as Box<dyn RandomAccessFile>)
     }
 }
 
-/// One open table file.
-struct PreadFile {
-    file: File,
-    path: PathBuf,
+impl PreadFilesystem {
+    /// Opens a table file (or a prefix) for positioned reads.
+    pub fn open_pread(&self, path: &Path) -> io::Result<PreadFile> {
+        let (file, meta) = PooledFile::open(&self.handles, path)?;
+        if self.advise_random {
+            // Advisory only: a kernel that ignores the hint still reads correctly.
+            let handle = file.handle()?;
+            let _ = rustix::fs::fadvise(&**handle, 0, None, rustix::fs::Advice::Random);
+        }
+        Ok(PreadFile {
+            file,
+            size_at_open: meta.len(),
+            read_around: self.read_around,
+            nowait_works: AtomicBool::new(true),
+        })
+    }
+}
+
+/// One table file, its descriptor held by the pool.
+pub struct PreadFile {
+    file: PooledFile,
     size_at_open: u64,
     read_around: u64,
     /// Cleared when the kernel or file system cannot do `RWF_NOWAIT` reads.
@@ -144,12 +209,17 @@ struct PreadFile {
 }
 
 impl PreadFile {
+    /// Size of the file when it was opened.
+    pub fn size_at_open(&self) -> u64 {
+        self.size_at_open
+    }
+
     /// Whether the bytes are all in the page cache; if so they are in `buf`.
     /// Where the kernel cannot tell, says no (and read-around stops).
-    fn read_cached(&self, buf: &mut [u8], offset: u64) -> bool {
+    fn read_cached(&self, file: &File, buf: &mut [u8], offset: u64) -> bool {
         let mut slices = [IoSliceMut::new(buf)];
         let wanted = slices[0].len();
-        match rustix::io::preadv2(&self.file, &mut slices, offset, ReadWriteFlags::NOWAIT) {
+        match rustix::io::preadv2(file, &mut slices, offset, ReadWriteFlags::NOWAIT) {
             Ok(n) => n == wanted,
             Err(Errno::OPNOTSUPP | Errno::INVAL | Errno::NOSYS) => {
                 self.nowait_works.store(false, Ordering::Relaxed);
@@ -163,14 +233,14 @@ impl PreadFile {
     /// Reads the aligned window around a miss in one read and copies out
     /// what was asked. Says no when the window came back short or failed;
     /// the plain read then reports the error or the short file properly.
-    fn read_window(&self, buf: &mut [u8], offset: u64) -> bool {
+    fn read_window(&self, file: &File, buf: &mut [u8], offset: u64) -> bool {
         let start = offset & !(self.read_around - 1);
         let end = (offset + buf.len() as u64).max(start + self.read_around);
         let Ok(window_len) = usize::try_from(end - start) else {
             return false;
         };
         let mut window = vec![0; window_len];
-        let Ok(got) = self.file.read_at(&mut window, start) else {
+        let Ok(got) = file.read_at(&mut window, start) else {
             return false;
         };
         let from = (offset - start) as usize;
@@ -186,7 +256,7 @@ impl PreadFile {
     /// Explains a read that ended early: usually the file was truncated or
     /// replaced in place while the server had it open.
     fn short_read(&self, offset: u64, wanted: usize) -> io::Error {
-        let now = fs::metadata(&self.path).map(|m| m.len()).ok();
+        let now = fs::metadata(self.file.path()).map(|m| m.len()).ok();
         let detail = match now {
             Some(now) if now != self.size_at_open => format!(
                 "file ended at offset {offset} (wanted {wanted} bytes): it was {} bytes when opened and is {now} bytes now; it was truncated or replaced while the server was running",
@@ -197,22 +267,23 @@ impl PreadFile {
                 self.size_at_open
             ),
         };
-        table_error(&self.path, io::ErrorKind::InvalidData, detail)
+        TableIoError::logged(self.file.path(), io::ErrorKind::InvalidData, detail)
     }
 }
 
 impl RandomAccessFile for PreadFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, _hint: ReadHint) -> io::Result<usize> {
+        let file = self.file.handle()?;
         // Read-around needs to tell hits from misses; without that, plain reads only.
         if self.read_around > 0
             && self.nowait_works.load(Ordering::Relaxed)
-            && (self.read_cached(buf, offset) || self.read_window(buf, offset))
+            && (self.read_cached(&file, buf, offset) || self.read_window(&file, buf, offset))
         {
             return Ok(buf.len());
         }
-        self.file.read_at(buf, offset).map_err(|err| {
-            table_error(
-                &self.path,
+        file.read_at(buf, offset).map_err(|err| {
+            TableIoError::logged(
+                self.file.path(),
                 err.kind(),
                 format!(
                     "read of {} bytes at offset {offset} failed: {err}",
@@ -286,20 +357,12 @@ mod tests {
     fn cached_bytes_come_from_the_read_that_does_not_wait() {
         let file = uncached_file();
         let fs = PreadFilesystem::new(false).with_read_around(128 * 1024);
-        let opened = PreadFile {
-            file: File::open(file.path()).expect("open"),
-            path: file.path().to_path_buf(),
-            size_at_open: 1 << 20,
-            read_around: fs.read_around,
-            nowait_works: AtomicBool::new(true),
-        };
+        let opened = fs.open_pread(file.path()).expect("open");
+        let handle = opened.file.handle().expect("handle");
         let mut buf = vec![0; 4096];
-        opened
-            .file
-            .read_exact_at(&mut buf, 8192)
-            .expect("plain read");
+        handle.read_exact_at(&mut buf, 8192).expect("plain read");
         let mut again = vec![0; 4096];
-        let hit = opened.read_cached(&mut again, 8192);
+        let hit = opened.read_cached(&handle, &mut again, 8192);
         if !opened.nowait_works.load(Ordering::Relaxed) {
             eprintln!("SKIPPED: this file system cannot do RWF_NOWAIT reads");
             return;

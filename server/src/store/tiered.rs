@@ -27,10 +27,12 @@ use std::{
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 use super::{
-    integrity::{BlockChecker, HASH_NAME, IntegrityError},
-    manifest::{Manifest, prefix_path, sums_path},
+    handles::HandlePool,
+    integrity::{BlockChecker, HASH_NAME, IntegrityError, SumsError},
+    manifest::{Manifest, ManifestError, prefix_path, sums_path},
     metrics::{self, Tier},
-    pread::PreadFilesystem,
+    pread::{PreadFile, PreadFilesystem, TableIoError, file_name},
+    quarantine::Quarantine,
     verified_cache,
 };
 
@@ -45,6 +47,8 @@ pub struct TieredFilesystem {
     fast_dir: Option<PathBuf>,
     check_blocks: bool,
     cache_verified: bool,
+    require_checksums: bool,
+    quarantine: Arc<Quarantine>,
 }
 
 impl TieredFilesystem {
@@ -57,6 +61,8 @@ impl TieredFilesystem {
             fast_dir,
             check_blocks,
             cache_verified: true,
+            require_checksums: false,
+            quarantine: Arc::default(),
         }
     }
 
@@ -75,111 +81,217 @@ impl TieredFilesystem {
         self
     }
 
-    /// What the fast tier (or the integrity folder) offers for one table.
-    fn entry(&self, path: &Path, table: &str) -> Entry {
-        let mut entry = Entry::default();
-        let dirs = self
-            .fast_dir
+    /// Refuse tables without recorded checksums (`--require-checksums`)
+    /// instead of serving them unchecked.
+    #[must_use]
+    pub fn with_require_checksums(mut self, on: bool) -> Self {
+        self.require_checksums = on;
+        self
+    }
+
+    /// Table files kept open at most (see `store::handles`).
+    #[must_use]
+    pub fn with_handle_budget(mut self, handles: usize) -> Self {
+        self.slow = self.slow.with_handles(HandlePool::new(handles));
+        self
+    }
+
+    /// How long a table whose header failed its checksum is refused
+    /// before it is tried again (see `store::quarantine`).
+    #[must_use]
+    pub fn with_header_retry(mut self, after: Duration) -> Self {
+        self.quarantine = Arc::new(Quarantine::new(after));
+        self
+    }
+
+    pub fn handles(&self) -> &Arc<HandlePool> {
+        self.slow.handles()
+    }
+
+    pub fn fast_dir(&self) -> Option<&Path> {
+        self.fast_dir.as_deref()
+    }
+
+    /// Whether reads are checked against recorded checksums at all.
+    pub fn checks_blocks(&self) -> bool {
+        self.check_blocks
+    }
+
+    pub fn requires_checksums(&self) -> bool {
+        self.require_checksums
+    }
+
+    /// The directories searched for a table's manifest, in order.
+    pub fn checksum_dirs(&self, table_dir: &Path) -> Vec<PathBuf> {
+        self.fast_dir
             .iter()
             .cloned()
-            .chain(path.parent().map(|p| p.join(INTEGRITY_SUBDIR)));
-        let mut found = None;
-        for dir in dirs {
+            .chain(std::iter::once(table_dir.join(INTEGRITY_SUBDIR)))
+            .collect()
+    }
+
+    /// The first manifest recorded for the table, with its directory. Only
+    /// "none recorded" is `Ok(None)`; a manifest that cannot be read (no
+    /// descriptor left, no permission, garbage) is an error, so a passing
+    /// problem never leaves a table unchecked.
+    fn find_manifest(&self, path: &Path, table: &str) -> io::Result<Option<(PathBuf, Manifest)>> {
+        let table_dir = path.parent().unwrap_or(Path::new("."));
+        for dir in self.checksum_dirs(table_dir) {
             match Manifest::load(&dir, table) {
-                Ok(Some(manifest)) => {
-                    found = Some((dir, manifest));
-                    break;
-                }
+                Ok(Some(manifest)) => return Ok(Some((dir, manifest))),
                 Ok(None) => {}
-                Err(err) => {
-                    fallback(table, &err.to_string());
-                    return entry;
+                Err(ManifestError::Io { source, .. }) => {
+                    return Err(TableIoError::because(
+                        path,
+                        "cannot read its checksum manifest, so it cannot be checked",
+                        source,
+                    ));
+                }
+                Err(ManifestError::Invalid { detail, .. }) => {
+                    return Err(TableIoError::logged(
+                        path,
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "its checksum manifest is not valid ({detail}); rebuild it with `zugzwang tier build` or `zugzwang verify --init`"
+                        ),
+                    ));
                 }
             }
         }
-        let Some((dir, manifest)) = found else {
-            if self.fast_dir.is_some() {
-                fallback(
-                    table,
-                    "no prefix in the fast tier; run `zugzwang tier build`",
-                );
-            }
-            return entry;
+        Ok(None)
+    }
+
+    /// What the fast tier (or the integrity folder) offers for one table;
+    /// an error when checksums were recorded but cannot be used.
+    fn entry(&self, path: &Path, table: &str, meta: &fs::Metadata) -> io::Result<Entry> {
+        let mut entry = Entry::default();
+        let Some((dir, manifest)) = self.find_manifest(path, table)? else {
+            return self.unchecked(path, table).map(|()| entry);
         };
-        let meta = match fs::metadata(path) {
-            Ok(meta) => meta,
-            Err(err) => {
-                fallback(table, &format!("cannot stat the table: {err}"));
-                return entry;
-            }
-        };
-        let stale = !manifest.matches_source(&meta);
+        let stale = !manifest.matches_source(meta);
         if stale {
-            fallback(table, &manifest.staleness(&meta));
             // A table of a given name has one canonical content, so a copy
             // of the same size must still match the recorded checksums; one
             // that does not is damaged, and reads of it fail instead of
-            // answering wrongly. A different size cannot be checked at all.
+            // answering wrongly. A different size is not that table.
             if meta.len() != manifest.source_size {
-                return entry;
+                return Err(TableIoError::logged(
+                    path,
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "its size changed since its checksums were recorded ({} → {} bytes), so it is not the table they vouch for; replace it with a good copy, or record its checksums again",
+                        manifest.source_size,
+                        meta.len()
+                    ),
+                ));
             }
+            fallback(table, &manifest.staleness(meta));
         }
         if self.check_blocks {
-            if manifest.hash != HASH_NAME {
-                fallback(
-                    table,
-                    &format!(
-                        "checksums use {} (expected {HASH_NAME}); rebuild the tier",
-                        manifest.hash
-                    ),
-                );
-                return entry;
-            }
-            let sums = BlockChecker::open(
-                &sums_path(&dir, table),
-                manifest.block_size,
-                manifest.source_size,
-            );
-            match sums {
-                Some(sums) => entry.sums = Some(Arc::new(sums)),
-                None => {
-                    fallback(
-                        table,
-                        "the block checksums are missing or damaged; rebuild the tier",
-                    );
-                    return entry;
-                }
-            }
+            entry.sums = Some(Arc::new(self.open_sums(path, &dir, table, &manifest)?));
         }
         if stale || manifest.fast_len == 0 {
-            return entry;
+            return Ok(entry);
         }
         let prefix = prefix_path(&dir, table);
-        let size = fs::metadata(&prefix).map(|m| m.len());
-        match size {
-            Ok(size) if size == manifest.fast_len => match self.slow.open(&prefix) {
-                Ok(file) => {
-                    entry.prefix = Some(file);
-                    entry.fast_len = manifest.fast_len;
-                }
-                Err(err) => fallback(table, &format!("cannot open the prefix: {err}")),
-            },
-            Ok(size) => fallback(
+        match self.slow.open_pread(&prefix) {
+            Ok(file) if file.size_at_open() == manifest.fast_len => {
+                entry.prefix = Some(file);
+                entry.fast_len = manifest.fast_len;
+            }
+            Ok(file) => fallback(
                 table,
                 &format!(
-                    "the prefix has {size} bytes, the manifest says {}; rebuild the tier",
+                    "the prefix has {} bytes, the manifest says {}; rebuild the tier",
+                    file.size_at_open(),
                     manifest.fast_len
                 ),
             ),
-            Err(err) => fallback(table, &format!("cannot read the prefix: {err}")),
+            // A passing shortage: fail this open and try again later rather
+            // than lose the prefix until a restart.
+            Err(err) if super::handles::is_out_of_descriptors(&err) => return Err(err),
+            Err(err) => fallback(table, &format!("cannot open the prefix: {err}")),
         }
-        entry
+        Ok(entry)
+    }
+
+    /// A table with no checksums recorded: served unchecked (the start-up
+    /// survey warned), unless checksums are required.
+    fn unchecked(&self, path: &Path, table: &str) -> io::Result<()> {
+        if self.require_checksums && self.check_blocks {
+            return Err(TableIoError::logged(
+                path,
+                io::ErrorKind::InvalidData,
+                "no block checksums are recorded for it and --require-checksums is set; record them with `zugzwang verify --init` or `zugzwang tier build`".to_string(),
+            ));
+        }
+        if self.fast_dir.is_some() {
+            fallback(
+                table,
+                "no prefix in the fast tier; run `zugzwang tier build`",
+            );
+        }
+        Ok(())
+    }
+
+    fn open_sums(
+        &self,
+        path: &Path,
+        dir: &Path,
+        table: &str,
+        manifest: &Manifest,
+    ) -> io::Result<BlockChecker> {
+        if manifest.hash != HASH_NAME {
+            return Err(TableIoError::logged(
+                path,
+                io::ErrorKind::InvalidData,
+                format!(
+                    "its checksums use {} (expected {HASH_NAME}); record them again with `zugzwang tier build` or `zugzwang verify --init`",
+                    manifest.hash
+                ),
+            ));
+        }
+        let sums = BlockChecker::open(
+            self.handles(),
+            &sums_path(dir, table),
+            manifest.block_size,
+            manifest.source_size,
+        );
+        sums.map_err(|err| match err {
+            SumsError::Io(io) => TableIoError::because(path, "cannot read its block checksums", io),
+            other => TableIoError::logged(path, io::ErrorKind::InvalidData, other.to_string()),
+        })
+    }
+
+    /// Opens a table with whatever checks and prefix it has.
+    fn open_table(&self, path: &Path) -> io::Result<TieredFile> {
+        let slow = self.slow.open_pread(path)?;
+        let meta =
+            fs::metadata(path).map_err(|err| TableIoError::because(path, "cannot stat", err))?;
+        let table: Arc<str> = file_name(path).into();
+        let entry = self.entry(path, &table, &meta)?;
+        Ok(TieredFile {
+            path: path.to_path_buf(),
+            table,
+            file_size: meta.len(),
+            slow,
+            prefix_ok: AtomicBool::new(entry.prefix.is_some()),
+            prefix: entry.prefix,
+            fast_len: entry.fast_len,
+            sums: entry.sums,
+            cache_key: if self.cache_verified {
+                verified_cache::file_key()
+            } else {
+                0
+            },
+            quarantine: Arc::clone(&self.quarantine),
+        })
     }
 }
 
 #[derive(Default)]
 struct Entry {
-    prefix: Option<Box<dyn RandomAccessFile>>,
+    prefix: Option<PreadFile>,
     fast_len: u64,
     sums: Option<Arc<BlockChecker>>,
 }
@@ -200,32 +312,14 @@ impl Filesystem for TieredFilesystem {
         self.slow.read_dir(path)
     }
 
+    /// Fails (and shakmaty-syzygy asks again on the next probe) whenever
+    /// the table cannot be opened with the checks recorded for it.
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
-        let slow = self.slow.open(path)?;
-        let file_size = fs::metadata(path)?.len();
-        let table: Arc<str> = path
-            .file_name()
-            .map_or_else(
-                || path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-            .into();
-        let entry = self.entry(path, &table);
-        Ok(Box::new(TieredFile {
-            path: path.to_path_buf(),
-            table,
-            file_size,
-            slow,
-            prefix_ok: AtomicBool::new(entry.prefix.is_some()),
-            prefix: entry.prefix,
-            fast_len: entry.fast_len,
-            sums: entry.sums,
-            cache_key: if self.cache_verified {
-                verified_cache::file_key()
-            } else {
-                0
-            },
-        }))
+        if let Some(refused) = self.quarantine.refusal(path) {
+            return Err(refused);
+        }
+        let file = self.handles().with_room(|| self.open_table(path))?;
+        Ok(Box::new(file))
     }
 }
 
@@ -234,8 +328,8 @@ struct TieredFile {
     path: PathBuf,
     table: Arc<str>,
     file_size: u64,
-    slow: Box<dyn RandomAccessFile>,
-    prefix: Option<Box<dyn RandomAccessFile>>,
+    slow: PreadFile,
+    prefix: Option<PreadFile>,
     /// Bytes `0..fast_len` are in the prefix file.
     fast_len: u64,
     /// Cleared when the prefix turns out damaged or unreadable.
@@ -243,6 +337,8 @@ struct TieredFile {
     sums: Option<Arc<BlockChecker>>,
     /// This open file's key in the verified-block cache; 0: not cached.
     cache_key: u64,
+    /// Where a header that fails its checksum is remembered.
+    quarantine: Arc<Quarantine>,
 }
 
 thread_local! {
@@ -282,14 +378,20 @@ impl TieredFile {
         fallback(&self.table, reason);
     }
 
-    fn integrity_error(&self, offset: u64, sums: &BlockChecker) -> io::Error {
+    /// A damaged block: counted, logged with the path, and remembered when
+    /// it is in the header (the table cannot be opened until it is fixed).
+    fn integrity_error(&self, offset: u64, sums: &BlockChecker, hint: ReadHint) -> io::Error {
         metrics::global().record_integrity_failure(&self.table);
         let err = IntegrityError {
             path: self.path.clone(),
             offset,
             block_size: sums.block_size(),
         };
-        tracing::error!("{err}");
+        tracing::error!(path = %self.path.display(), "{err}");
+        if hint == ReadHint::Header {
+            self.quarantine
+                .remember(&self.path, format!("its header: {}", err.problem()));
+        }
         err.into_io()
     }
 
@@ -300,17 +402,24 @@ impl TieredFile {
         let split = self.fast_end().clamp(offset, offset + buf.len() as u64);
         let (fast, slow) = buf.split_at_mut((split - offset) as usize);
         if !fast.is_empty() {
-            let outcome = self
-                .read_tier(Tier::Fast, fast, offset, hint)
-                .map_err(|e| e.to_string());
-            let outcome = outcome.and_then(|()| match &self.sums {
-                Some(sums) => sums.check(offset, fast).map_err(|bad| {
-                    format!("the prefix block at offset {bad} does not match its checksum")
-                }),
-                None => Ok(()),
-            });
+            let outcome = match self.read_tier(Tier::Fast, fast, offset, hint) {
+                // No descriptor to reopen the prefix with: a passing shortage,
+                // not a reason to give the prefix up.
+                Err(err) if super::handles::is_out_of_descriptors(&err) => Err(None),
+                Err(err) => Err(Some(err.to_string())),
+                Ok(()) => match &self.sums {
+                    Some(sums) => sums.check(offset, fast)?.map_err(|bad| {
+                        Some(format!(
+                            "the prefix block at offset {bad} does not match its checksum"
+                        ))
+                    }),
+                    None => Ok(()),
+                },
+            };
             if let Err(reason) = outcome {
-                self.abandon_prefix(&reason);
+                if let Some(reason) = reason {
+                    self.abandon_prefix(&reason);
+                }
                 self.read_slow(fast, offset, hint)?;
             }
         }
@@ -323,8 +432,8 @@ impl TieredFile {
     fn read_slow(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<()> {
         self.read_tier(Tier::Slow, buf, offset, hint)?;
         if let Some(sums) = &self.sums {
-            sums.check(offset, buf)
-                .map_err(|bad| self.integrity_error(bad, sums))?;
+            sums.check(offset, buf)?
+                .map_err(|bad| self.integrity_error(bad, sums, hint))?;
         }
         Ok(())
     }

@@ -1,0 +1,330 @@
+//! Open table files, at most a budget of them at once.
+//!
+//! Tables and connections draw on the same open-files limit, and a full
+//! 7-piece set is 1,500+ files (more with fast-tier prefixes and large
+//! checksum lists). Holding each one open from its first probe on, as
+//! shakmaty-syzygy's own filesystem does, leaves connections whatever the
+//! tables did not take, and once the limit is reached nothing recovers.
+//! So a table file keeps only its path and identity; its descriptor lives
+//! here, the least recently used are closed beyond the budget and opened
+//! again on their next read, and an open that finds no descriptor left
+//! closes some of ours and tries again instead of failing the probe.
+
+use std::{
+    fs::{self, File},
+    io,
+    num::NonZeroUsize,
+    ops::Deref,
+    os::unix::fs::MetadataExt,
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering::Relaxed},
+    },
+};
+
+use lru::LruCache;
+
+use super::pread::TableIoError;
+
+/// Table file descriptors open in the process, across pools.
+static OPEN: AtomicU64 = AtomicU64::new(0);
+/// The budget of the most recently created pool (the server has one).
+static BUDGET: AtomicU64 = AtomicU64::new(0);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Table file descriptors open now (including ones closed by the pool that a
+/// read in progress still holds).
+pub fn open_handles() -> u64 {
+    OPEN.load(Relaxed)
+}
+
+/// The table-handle budget in force, for `/metrics`.
+pub fn budget() -> u64 {
+    BUDGET.load(Relaxed)
+}
+
+/// Whether an error means the process or the system had no descriptor left.
+pub fn is_out_of_descriptors(err: &io::Error) -> bool {
+    let raw = |e: &io::Error| {
+        e.raw_os_error().is_some_and(|code| {
+            code == rustix::io::Errno::MFILE.raw_os_error()
+                || code == rustix::io::Errno::NFILE.raw_os_error()
+        })
+    };
+    raw(err)
+        || err
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<TableIoError>())
+            .is_some_and(|e| e.out_of_descriptors)
+}
+
+/// One open descriptor; counted while it lives.
+#[derive(Debug)]
+pub struct Handle(File);
+
+impl Handle {
+    fn new(file: File) -> Handle {
+        OPEN.fetch_add(1, Relaxed);
+        Handle(file)
+    }
+}
+
+impl Deref for Handle {
+    type Target = File;
+
+    fn deref(&self) -> &File {
+        &self.0
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        OPEN.fetch_sub(1, Relaxed);
+    }
+}
+
+/// The descriptors of one filesystem's table files, least recently used first out.
+#[derive(Debug)]
+pub struct HandlePool {
+    open: Mutex<LruCache<u64, Arc<Handle>>>,
+    budget: NonZeroUsize,
+}
+
+impl HandlePool {
+    pub fn new(budget: usize) -> Arc<HandlePool> {
+        let budget = NonZeroUsize::new(budget).unwrap_or(NonZeroUsize::MIN);
+        BUDGET.store(budget.get() as u64, Relaxed);
+        Arc::new(HandlePool {
+            open: Mutex::new(LruCache::new(budget)),
+            budget,
+        })
+    }
+
+    pub fn budget(&self) -> usize {
+        self.budget.get()
+    }
+
+    /// Descriptors this pool keeps open.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<u64, Arc<Handle>>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, id: u64) -> Option<Arc<Handle>> {
+        self.lock().get(&id).cloned()
+    }
+
+    /// Keeps a descriptor, closing the least recently used one beyond the budget.
+    fn keep(&self, id: u64, handle: Arc<Handle>) {
+        let evicted = self.lock().push(id, handle);
+        drop(evicted);
+    }
+
+    /// Closes the least recently used descriptor if the pool is full, so
+    /// opening one more does not go over the budget even for a moment.
+    fn make_room(&self) {
+        let evicted = {
+            let mut open = self.lock();
+            if open.len() >= self.budget.get() {
+                open.pop_lru()
+            } else {
+                None
+            }
+        };
+        drop(evicted);
+    }
+
+    fn forget(&self, id: u64) {
+        let handle = self.lock().pop(&id);
+        drop(handle);
+    }
+
+    /// Closes the least recently used half of the pool (at least one);
+    /// returns how many were closed.
+    pub fn shed(&self) -> usize {
+        let closed: Vec<_> = {
+            let mut open = self.lock();
+            let count = open.len().div_ceil(2);
+            (0..count).filter_map(|_| open.pop_lru()).collect()
+        };
+        let count = closed.len();
+        drop(closed);
+        if count > 0 {
+            tracing::warn!(
+                "out of file descriptors: closed {count} table files to make room (they reopen when needed)"
+            );
+        }
+        count
+    }
+
+    /// Runs `op`; if it failed for want of a descriptor, closes some of
+    /// ours and runs it once more.
+    pub fn with_room<T>(&self, mut op: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+        match op() {
+            Err(err) if is_out_of_descriptors(&err) && self.shed() > 0 => op(),
+            result => result,
+        }
+    }
+}
+
+/// A table file whose descriptor the pool may close and reopen.
+#[derive(Debug)]
+pub struct PooledFile {
+    id: u64,
+    path: PathBuf,
+    /// Device, inode and size when first opened: a reopen must find the
+    /// same file (the tablebase parsed its header already).
+    identity: (u64, u64, u64),
+    pool: Arc<HandlePool>,
+}
+
+impl PooledFile {
+    /// Opens `path` now (so a missing or unreadable file fails here) and
+    /// returns its metadata at that moment.
+    pub fn open(pool: &Arc<HandlePool>, path: &Path) -> io::Result<(PooledFile, fs::Metadata)> {
+        let file = open_file(pool, path)?;
+        let meta = file
+            .metadata()
+            .map_err(|err| TableIoError::open(path, err))?;
+        let pooled = PooledFile {
+            id: NEXT_ID.fetch_add(1, Relaxed),
+            path: path.to_path_buf(),
+            identity: identity(&meta),
+            pool: Arc::clone(pool),
+        };
+        pool.keep(pooled.id, Arc::new(file));
+        Ok((pooled, meta))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The descriptor, reopened if the pool closed it.
+    pub fn handle(&self) -> io::Result<Arc<Handle>> {
+        if let Some(handle) = self.pool.get(self.id) {
+            return Ok(handle);
+        }
+        let file = open_file(&self.pool, &self.path)?;
+        let meta = file
+            .metadata()
+            .map_err(|err| TableIoError::open(&self.path, err))?;
+        if identity(&meta) != self.identity {
+            return Err(TableIoError::logged(
+                &self.path,
+                io::ErrorKind::InvalidData,
+                "a different file is at its path now (it was replaced while the server was running); restart the server to serve the new one".to_string(),
+            ));
+        }
+        let handle = Arc::new(file);
+        self.pool.keep(self.id, Arc::clone(&handle));
+        Ok(handle)
+    }
+}
+
+impl Drop for PooledFile {
+    fn drop(&mut self) {
+        self.pool.forget(self.id);
+    }
+}
+
+/// What tells one file from another at the same path. The size guards
+/// against an inode number reused by a new file.
+fn identity(meta: &fs::Metadata) -> (u64, u64, u64) {
+    (meta.dev(), meta.ino(), meta.len())
+}
+
+/// Opens within the budget, making room among our own descriptors when the
+/// process has none left.
+fn open_file(pool: &HandlePool, path: &Path) -> io::Result<Handle> {
+    pool.make_room();
+    pool.with_room(|| File::open(path))
+        .map(Handle::new)
+        .map_err(|err| TableIoError::open(path, err))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{io::Write, os::unix::fs::FileExt};
+
+    use super::*;
+
+    fn files(count: usize) -> (tempfile::TempDir, Vec<PathBuf>) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let paths = (0..count)
+            .map(|i| {
+                let path = dir.path().join(format!("t{i}"));
+                let mut file = File::create(&path).expect("create");
+                file.write_all(&[i as u8; 16]).expect("write");
+                path
+            })
+            .collect();
+        (dir, paths)
+    }
+
+    fn first_byte(file: &PooledFile) -> u8 {
+        let mut byte = [0];
+        file.handle()
+            .expect("handle")
+            .read_exact_at(&mut byte, 0)
+            .expect("read");
+        byte[0]
+    }
+
+    #[test]
+    fn keeps_at_most_the_budget_open_and_reopens_the_rest() {
+        let (_dir, paths) = files(10);
+        let pool = HandlePool::new(3);
+        let opened: Vec<_> = paths
+            .iter()
+            .map(|p| PooledFile::open(&pool, p).expect("open").0)
+            .collect();
+        assert_eq!(pool.len(), 3);
+        for round in 0..3 {
+            for (i, file) in opened.iter().enumerate() {
+                assert_eq!(first_byte(file), i as u8, "round {round}");
+                assert!(pool.len() <= 3);
+            }
+        }
+        drop(opened);
+        assert_eq!(pool.len(), 0);
+    }
+
+    #[test]
+    fn a_file_replaced_under_its_path_is_refused_on_reopen() {
+        let (_dir, paths) = files(2);
+        let pool = HandlePool::new(1);
+        let (first, _) = PooledFile::open(&pool, &paths[0]).expect("open");
+        let (_second, _) = PooledFile::open(&pool, &paths[1]).expect("open");
+        let new = paths[0].with_extension("new");
+        fs::write(&new, [9u8; 16]).expect("write");
+        fs::rename(&new, &paths[0]).expect("replace");
+        let err = first.handle().expect_err("a different file");
+        assert!(err.to_string().contains("replaced"), "{err}");
+        assert!(!err.to_string().contains(&*paths[0].to_string_lossy()));
+    }
+
+    #[test]
+    fn shedding_closes_the_least_recently_used_half() {
+        let (_dir, paths) = files(4);
+        let pool = HandlePool::new(8);
+        let opened: Vec<_> = paths
+            .iter()
+            .map(|p| PooledFile::open(&pool, p).expect("open").0)
+            .collect();
+        first_byte(&opened[0]);
+        assert_eq!(pool.shed(), 2);
+        assert_eq!(pool.len(), 2);
+        // The most recently used stayed open.
+        assert!(pool.get(opened[0].id).is_some());
+        assert!(pool.get(opened[3].id).is_some());
+    }
+}

@@ -1,0 +1,121 @@
+//! Integrity fails closed: a table whose checksum manifest could not be
+//! read when it was first opened (here: no file descriptor left) is never
+//! served unchecked afterwards. Alone in its test binary because it lowers
+//! the whole process's open-files limit.
+
+mod common;
+mod tier_support;
+
+use std::{fs, path::Path};
+
+use axum::http::StatusCode;
+use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+use server::{
+    engine::{Engine, EngineConfig},
+    store::{format, tiered::INTEGRITY_SUBDIR},
+    tier,
+};
+
+/// Black to move in KQvKR, no captures: the root needs KQvKR.rtbw first.
+const KQVKR: &str = "/standard?fen=4k3/8/8/8/8/8/3r4/KQ6_b_-_-_0_1";
+/// Positions that open the tables KQvKR's moves lead to.
+const WARM_UP: [&str; 2] = [
+    "/standard?fen=4k3/8/8/8/8/8/8/KQ6_w_-_-_0_1",
+    "/standard?fen=4k3/8/8/8/8/8/3r4/K7_b_-_-_0_1",
+];
+
+fn highest_open_fd() -> u64 {
+    fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u64>().ok())
+        .max()
+        .expect("some descriptor is open")
+}
+
+/// Flips every byte of the table's data blocks, as a failing disk would,
+/// keeping the modification time (so the recorded checksums still apply).
+fn damage_data_blocks(path: &Path) {
+    let layout = format::parse_file(path).expect("a table");
+    let modified = fs::metadata(path)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let mut bytes = fs::read(path).expect("read");
+    let from = tier::fast_len(&layout, 4096) as usize;
+    for b in &mut bytes[from..] {
+        *b ^= 0x10;
+    }
+    fs::write(path, bytes).expect("write");
+    let file = fs::File::options().write(true).open(path).expect("open");
+    file.set_modified(modified).expect("keep mtime");
+}
+
+fn assert_no_path(body: &serde_json::Value, dir: &Path) {
+    let text = body.to_string();
+    assert!(
+        !text.contains(&*dir.to_string_lossy()),
+        "the answer shows a path of the server's disks: {text}"
+    );
+}
+
+#[tokio::test]
+async fn manifest_unreadable_for_want_of_descriptors_then_a_flipped_byte_is_an_error() {
+    let dir = common::copy_of_embedded_tables();
+    tier_support::build_tier(
+        &[dir.path().to_path_buf()],
+        &dir.path().join(INTEGRITY_SUBDIR),
+        false,
+    );
+    damage_data_blocks(&dir.path().join("KQvKR.rtbw"));
+    // One probe thread, one position at a time: the tables open in a known order.
+    let engine = Engine::open(&EngineConfig {
+        tables: vec![dir.path().to_path_buf()],
+        probe_threads: 1,
+        sequential_probes: true,
+        ..EngineConfig::default()
+    })
+    .expect("tables load");
+    let router = common::router(engine);
+    for uri in WARM_UP {
+        let (status, body) = common::get_json(&router, uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}: {body}");
+    }
+
+    // Leave exactly one descriptor: enough to open KQvKR.rtbw, none for its manifest.
+    let saved = getrlimit(Resource::Nofile);
+    let no_room = Rlimit {
+        current: Some(highest_open_fd() + 1),
+        maximum: saved.maximum,
+    };
+    setrlimit(Resource::Nofile, no_room).expect("lower the limit");
+    let mut fillers = Vec::new();
+    while let Ok(file) = fs::File::open("/dev/null") {
+        fillers.push(file);
+    }
+    fillers.pop();
+    let (starved_status, starved_body) = common::get_json(&router, KQVKR).await;
+    drop(fillers);
+    setrlimit(Resource::Nofile, saved).expect("restore the limit");
+
+    assert_ne!(
+        starved_status,
+        StatusCode::OK,
+        "answered from a damaged table: {starved_body}"
+    );
+    assert_no_path(&starved_body, dir.path());
+
+    // Descriptors are back: the table is checked now, on this probe and the next.
+    for _ in 0..2 {
+        let (status, body) = common::get_json(&router, KQVKR).await;
+        assert_eq!(
+            status,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "a damaged table was served unchecked: {body}"
+        );
+        let message = body["error"].as_str().expect("message");
+        assert!(
+            message.contains("KQvKR.rtbw") && message.contains("checksum mismatch"),
+            "{message}"
+        );
+        assert_no_path(&body, dir.path());
+    }
+}
