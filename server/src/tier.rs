@@ -21,7 +21,10 @@ use xxhash_rust::xxh3::xxh3_128;
 use crate::store::{
     format::{self, TableKind, TableLayout},
     integrity::{BlockSums, HASH_NAME, block_sum},
-    manifest::{Manifest, manifest_path, mtime_ns, prefix_path, sums_path, write_atomic},
+    manifest::{
+        Manifest, manifest_path, mtime_ns, prefix_path, remove_stale_temporaries, sums_path,
+        write_atomic,
+    },
     published,
 };
 
@@ -86,6 +89,8 @@ pub struct Summary {
     pub dtz: RegionTotals,
     pub built: u64,
     pub up_to_date: u64,
+    /// Temporary files of earlier, killed runs that were removed.
+    pub stale_removed: Vec<String>,
     /// Table (or directory) and what went wrong.
     pub failures: Vec<(String, String)>,
 }
@@ -235,6 +240,15 @@ pub fn build(options: &BuildOptions) -> Summary {
             format!("cannot create the directory: {err}"),
         ));
         return summary;
+    }
+    // A run killed midway leaves its `.NAME.tmp.PID` files; nothing else
+    // would ever remove them.
+    match remove_stale_temporaries(&options.to) {
+        Ok(removed) => summary.stale_removed = removed,
+        Err(err) => summary.failures.push((
+            options.to.display().to_string(),
+            format!("cannot clear temporary files of earlier runs: {err}"),
+        )),
     }
     let bar = progress_bar(
         options.progress,
@@ -460,6 +474,12 @@ pub fn run(command: TierCommand) -> Result<(), String> {
         progress: true,
     });
     print!("{summary}");
+    if !summary.stale_removed.is_empty() {
+        println!(
+            "removed {} temporary files left by earlier runs that were stopped midway",
+            summary.stale_removed.len()
+        );
+    }
     if !args.dry_run {
         println!(
             "{} prefixes written, {} already up to date",

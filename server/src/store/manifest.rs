@@ -152,6 +152,59 @@ impl Manifest {
     }
 }
 
+/// The temporary file `write_atomic` writes `name` through, for process `pid`.
+fn temporary_name(name: &str, pid: u32) -> String {
+    format!(".{name}.tmp.{pid}")
+}
+
+/// The writer's process id, if `name` is a temporary file of `write_atomic`.
+fn temporary_writer(name: &str) -> Option<u32> {
+    let (stem, pid) = name.strip_prefix('.')?.rsplit_once(".tmp.")?;
+    (!stem.is_empty()).then_some(())?;
+    pid.parse().ok()
+}
+
+/// Whether a process with this id is running (on this machine).
+fn is_running(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    // EPERM: it exists, owned by someone else.
+    !matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
+}
+
+/// Removes temporary files that runs killed midway (power loss, SIGKILL)
+/// left in `dir`: those whose writer is no longer running. A run still
+/// going keeps its own. Returns the names removed.
+pub fn remove_stale_temporaries(dir: &Path) -> io::Result<Vec<String>> {
+    let mut removed = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Some(pid) = temporary_writer(&name) else {
+            continue;
+        };
+        if is_running(pid) {
+            continue;
+        }
+        match fs::remove_file(entry.path()) {
+            Ok(()) => removed.push(name),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err),
+        }
+    }
+    removed.sort();
+    Ok(removed)
+}
+
 /// Writes a file so that readers see the old content or the complete new
 /// one, never a torn write: temporary file, fsync, rename, fsync of the
 /// directory. The temporary file is removed on failure (a full disk must not
@@ -162,7 +215,7 @@ pub fn write_atomic(path: &Path, chunks: &[&[u8]]) -> io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let tmp = dir.join(temporary_name(&name, std::process::id()));
     let result = (|| {
         let mut file = File::create(&tmp)?;
         for chunk in chunks {
@@ -197,5 +250,30 @@ mod tests {
         };
         assert_eq!(Manifest::parse(&m.render(), Path::new("x")).unwrap(), m);
         assert!(Manifest::parse("garbage", Path::new("x")).is_err());
+    }
+
+    #[test]
+    fn removes_temporaries_of_dead_runs_only() {
+        let dir = tempfile::tempdir().unwrap();
+        // Above any pid_max: no such process can be running.
+        let dead = temporary_name("KQvK.rtbw.sums", 99_999_999);
+        let ours = temporary_name("KQvK.rtbw.prefix", std::process::id());
+        for name in [
+            dead.as_str(),
+            ours.as_str(),
+            "KQvK.rtbw.manifest",
+            ".tmp.12",
+        ] {
+            fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        let removed = remove_stale_temporaries(dir.path()).unwrap();
+        assert_eq!(removed, [dead]);
+        let mut left: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, [ours.as_str(), ".tmp.12", "KQvK.rtbw.manifest"]);
+        write_atomic(&dir.path().join("t"), &[b"y"]).unwrap();
     }
 }
