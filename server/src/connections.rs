@@ -9,12 +9,19 @@
 //! none of its requests is being handled (idle keep-alive, a sender or reader
 //! that stalled) is closed, and when the server stops, quiet connections are
 //! closed at once instead of waiting for their timeouts.
+//!
+//! When every slot is taken, a new connection does not wait for a timeout to
+//! free one: the connection that has been quiet longest (idle, or stuck
+//! halfway through its request) is closed to make room, as nginx reuses idle
+//! keep-alive connections. A flood of half-sent requests then delays normal
+//! clients by moments, not by timeouts.
 
 use std::{
+    collections::HashMap,
     io,
     pin::{Pin, pin},
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicU64, AtomicUsize, Ordering},
     },
     task::{Context, Poll},
@@ -27,7 +34,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     net::{TcpListener, TcpStream},
-    sync::{OwnedSemaphorePermit, Semaphore},
+    sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError},
 };
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tower_service::Service;
@@ -45,6 +52,13 @@ const ACCEPT_BACKOFF_MAX: Duration = Duration::from_millis(100);
 
 /// Warnings that could repeat thousands of times a second are logged at most this often.
 const WARN_EVERY: Duration = Duration::from_secs(1);
+
+/// A connection quiet for less than this is not closed to make room: it may
+/// be a client that has just connected and is about to send its request. Kept
+/// short because connections that waited in the backlog count from `accept`,
+/// so a burst of half-sent requests is cycled through this fast.
+const EVICTABLE_AFTER: Duration = Duration::from_millis(500);
+const EVICTION_RETRY: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
@@ -77,6 +91,54 @@ pub struct Connections {
     slots: Arc<Semaphore>,
     tracker: TaskTracker,
     stats: Arc<ConnectionStats>,
+    live: Arc<Live>,
+}
+
+/// Every open connection's activity, to find the quietest when room is needed.
+#[derive(Default)]
+struct Live {
+    next_id: AtomicU64,
+    by_id: Mutex<HashMap<u64, Arc<Activity>>>,
+}
+
+impl Live {
+    fn insert(&self, activity: Arc<Activity>) -> u64 {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.connections().insert(id, activity);
+        id
+    }
+
+    fn remove(&self, id: u64) {
+        self.connections().remove(&id);
+    }
+
+    /// Asks the connection quiet longest, if any is evictable, to close.
+    fn evict_quietest(&self) -> bool {
+        let connections = self.connections();
+        let quietest = connections
+            .values()
+            .filter(|activity| {
+                activity.handling.load(Ordering::Relaxed) == 0 && !activity.close.is_cancelled()
+            })
+            .map(|activity| (activity.quiet_for(), activity))
+            .filter(|(quiet, _)| *quiet >= EVICTABLE_AFTER)
+            .max_by_key(|(quiet, _)| *quiet);
+        match quietest {
+            Some((_, activity)) => {
+                activity.close.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The map stays usable even if a thread panicked while holding it: it
+    /// only holds counters.
+    fn connections(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Activity>>> {
+        self.by_id
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl Connections {
@@ -86,6 +148,7 @@ impl Connections {
             slots: Arc::new(Semaphore::new(limits.max_connections)),
             tracker: TaskTracker::new(),
             stats: Arc::default(),
+            live: Arc::default(),
         }
     }
 
@@ -94,32 +157,62 @@ impl Connections {
     }
 
     /// Accepts and serves connections until `stop` is cancelled, then drops
-    /// the listener. A connection is accepted only once a slot is free: the
-    /// rest wait in the kernel's backlog, where they cost no descriptor, and
-    /// get their turn as timeouts free slots.
+    /// the listener. With every slot taken, the next connection is accepted
+    /// only to close the quietest open one for it; if none is quiet enough,
+    /// that one connection waits for a slot and the rest wait in the kernel's
+    /// backlog, where they cost no descriptor.
     pub async fn accept_until(&self, listener: TcpListener, app: Router, stop: &CancellationToken) {
         let mut warnings = Throttle::default();
         let mut backoff = ACCEPT_BACKOFF_MIN;
         loop {
-            if self.slots.available_permits() == 0 && warnings.ready() {
-                tracing::warn!(
-                    "all {} connection slots are taken; new connections wait in the backlog \
-                     (see --max-connections)",
-                    self.limits.max_connections
-                );
-            }
-            let slot = tokio::select! {
-                biased;
-                () = stop.cancelled() => break,
-                slot = self.slots.clone().acquire_owned() => slot,
+            let slot = match self.slots.clone().try_acquire_owned() {
+                Ok(slot) => Some(slot),
+                Err(TryAcquireError::NoPermits) => None,
+                Err(TryAcquireError::Closed) => break,
             };
-            let Ok(slot) = slot else { break };
             let stream = tokio::select! {
                 biased;
                 () = stop.cancelled() => break,
                 stream = accept(&listener, &mut backoff, &mut warnings) => stream,
             };
-            self.spawn(stream, slot, app.clone(), stop.clone());
+            let slot = match slot {
+                Some(slot) => slot,
+                None => match self.make_room(stop, &mut warnings).await {
+                    Some(slot) => slot,
+                    None => break,
+                },
+            };
+            self.spawn(stream, slot, app.clone(), stop);
+        }
+    }
+
+    /// Closes the quietest connection and waits for a slot (None: stopping).
+    /// Looks again every [`EVICTION_RETRY`]: connections become evictable
+    /// as they stay quiet.
+    async fn make_room(
+        &self,
+        stop: &CancellationToken,
+        warnings: &mut Throttle,
+    ) -> Option<OwnedSemaphorePermit> {
+        loop {
+            let evicted = self.live.evict_quietest();
+            if warnings.ready() {
+                tracing::warn!(
+                    "all {} connection slots are taken (see --max-connections); {}",
+                    self.limits.max_connections,
+                    if evicted {
+                        "closing the connection quiet longest"
+                    } else {
+                        "every connection is busy or new, new ones wait"
+                    }
+                );
+            }
+            tokio::select! {
+                biased;
+                () = stop.cancelled() => return None,
+                slot = self.slots.clone().acquire_owned() => return slot.ok(),
+                () = tokio::time::sleep(EVICTION_RETRY) => {}
+            }
         }
     }
 
@@ -134,16 +227,19 @@ impl Connections {
         stream: TcpStream,
         slot: OwnedSemaphorePermit,
         app: Router,
-        stop: CancellationToken,
+        stop: &CancellationToken,
     ) {
         // Answers are small and written whole: waiting to coalesce them only adds latency.
         if let Err(err) = stream.set_nodelay(true) {
             tracing::debug!("cannot set TCP_NODELAY: {err}");
         }
-        let activity = Activity::new(self.stats.clone());
-        let limits = self.limits;
+        // Closed when the server stops, or alone to make room for another.
+        let activity = Activity::new(self.stats.clone(), stop.child_token());
+        let id = self.live.insert(activity.clone());
+        let (limits, live) = (self.limits, self.live.clone());
         self.tracker.spawn(async move {
-            serve_connection(stream, app, limits, activity, stop).await;
+            serve_connection(stream, app, limits, activity).await;
+            live.remove(id);
             drop(slot);
         });
     }
@@ -190,7 +286,6 @@ async fn serve_connection(
     app: Router,
     limits: ConnectionLimits,
     activity: Arc<Activity>,
-    stop: CancellationToken,
 ) {
     let io = TokioIo::new(Tracked {
         inner: stream,
@@ -221,11 +316,14 @@ async fn serve_connection(
                 }
                 return;
             }
-            () = stop.cancelled(), if !draining => {
-                // Idle connections close now; one with a request in progress
+            () = activity.close.cancelled(), if !draining => {
+                // Quiet connections close now; one with a request in progress
                 // finishes it, answering with `Connection: close`.
                 connection.as_mut().graceful_shutdown();
                 draining = true;
+                if activity.expired(limits.idle_timeout, draining) {
+                    return;
+                }
             }
             () = tokio::time::sleep(check_period(limits.idle_timeout, draining)) => {
                 if activity.expired(limits.idle_timeout, draining) {
@@ -248,6 +346,8 @@ fn check_period(idle_timeout: Duration, draining: bool) -> Duration {
 /// When a connection last moved bytes or finished a request, and how many of
 /// its requests are being handled.
 struct Activity {
+    /// Cancelled when this connection should finish what it does and close.
+    close: CancellationToken,
     born: Instant,
     quiet_since_ms: AtomicU64,
     handling: AtomicUsize,
@@ -255,9 +355,10 @@ struct Activity {
 }
 
 impl Activity {
-    fn new(stats: Arc<ConnectionStats>) -> Arc<Self> {
+    fn new(stats: Arc<ConnectionStats>, close: CancellationToken) -> Arc<Self> {
         stats.open.fetch_add(1, Ordering::Relaxed);
         Arc::new(Activity {
+            close,
             born: Instant::now(),
             quiet_since_ms: AtomicU64::new(0),
             handling: AtomicUsize::new(0),
