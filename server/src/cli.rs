@@ -1,6 +1,6 @@
 //! The `zugzwang` command line.
 
-use std::{net::SocketAddr, path::PathBuf};
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -60,6 +60,40 @@ pub struct ServeArgs {
     /// Scrub read rate limit in MB/s.
     #[arg(long, default_value_t = 50.0, value_name = "MB_PER_S")]
     pub scrub_rate: f64,
+    /// Close a connection whose request head has not fully arrived this long
+    /// after the server began waiting for it (slow or half-sent requests).
+    /// The wait starts after each answer, so it also bounds keep-alive.
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds)]
+    pub header_timeout: Duration,
+    /// Close a connection that moved no bytes for this long while none of
+    /// its requests was being answered (idle keep-alive, stalled clients).
+    #[arg(long, default_value = "5", value_name = "SECS", value_parser = seconds)]
+    pub idle_timeout: Duration,
+    /// Answer 504 to a request not answered within this time (a table on a
+    /// failing disk), instead of holding the client for as long as the disk takes.
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds)]
+    pub request_timeout: Duration,
+    /// Connections served at once. At the cap, the connection quiet longest
+    /// (idle or half-sent) is closed to make room; if all are busy, new ones
+    /// wait in the kernel's backlog. Default: half of the open-files limit
+    /// left after a reserve of 64; the rest is kept for table files.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
+    /// On SIGTERM or SIGINT, wait this long for requests in progress before
+    /// exiting anyway (and logging what was cut).
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds)]
+    pub drain_timeout: Duration,
+}
+
+/// A positive number of seconds, fractions allowed ("0.5").
+fn seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if secs <= 0.0 {
+        return Err(format!("{text} s: must be more than 0"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|err| format!("{text} s: {err}"))
 }
 
 #[derive(Debug, Args)]

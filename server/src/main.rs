@@ -1,14 +1,18 @@
-use std::{ffi::OsString, process::ExitCode};
+use std::{ffi::OsString, process::ExitCode, time::Duration};
 
 use clap::Parser;
 use server::{
     cli::{Cli, Command, ProbeArgs},
     engine::Engine,
+    listener,
     serve::serve,
 };
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// After `serve` returns, blocking threads still stuck on a dead disk get this
+/// long before the process exits without them.
+const EXIT_GRACE: Duration = Duration::from_secs(1);
+
+fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -17,21 +21,43 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse_from(with_default_command(std::env::args_os().collect()));
-    let result = match cli.command {
-        Command::Serve(args) => serve(args).await.map_err(|err| err.to_string()),
+    // Before the runtime starts threads: taking the socket edits the environment.
+    let inherited = match &cli.command {
+        Command::Serve(_) => match listener::take_inherited() {
+            Ok(inherited) => inherited,
+            Err(err) => return fail(&err.to_string()),
+        },
+        _ => None,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => return fail(&format!("cannot start the async runtime: {err}")),
+    };
+    let result = runtime.block_on(run(cli.command, inherited));
+    runtime.shutdown_timeout(EXIT_GRACE);
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => fail(&message),
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("zugzwang: {message}");
+    ExitCode::FAILURE
+}
+
+async fn run(command: Command, inherited: Option<std::net::TcpListener>) -> Result<(), String> {
+    match command {
+        Command::Serve(args) => serve(args, inherited).await.map_err(|err| err.to_string()),
         Command::Probe(args) => probe(args).await,
         Command::Bench(args) => server::bench::run(args)
             .await
             .map_err(|err| err.to_string()),
         Command::Tier(command) => server::tier::run(command),
         Command::Verify(args) => server::verify::run(args),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("zugzwang: {message}");
-            ExitCode::FAILURE
-        }
     }
 }
 

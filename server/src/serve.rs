@@ -6,43 +6,37 @@ use leptos::prelude::LeptosOptions;
 
 use crate::{
     cli::ServeArgs,
+    connections::{ConnectionLimits, Connections},
     engine::{Engine, EngineConfig, LoadError},
-    http::{AppState, router},
-    limits,
+    http::{AppState, deadline, router},
+    limits::{self, DescriptorBudget},
+    listener::{self, ListenerError},
     request_log::{self, RequestLog, RequestLogError},
+    shutdown::{ShutdownError, Signals},
 };
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error(transparent)]
     Load(#[from] LoadError),
-    #[error("cannot listen on {addr}: {source}")]
-    Bind {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Listen(#[from] ListenerError),
     #[error(transparent)]
     RequestLog(#[from] RequestLogError),
-    #[error("server stopped: {0}")]
-    Serve(std::io::Error),
+    #[error(transparent)]
+    Shutdown(#[from] ShutdownError),
 }
 
-pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
-    if let Some(limit) = limits::raise_open_files_limit() {
-        tracing::info!("open-files limit: {limit}");
-    }
-    let config = EngineConfig {
-        cache_entries: args.cache_entries,
-        max_pending: args.max_pending,
-        ..args.tables.engine_config()
-    };
-    let engine = Engine::open(&config)?;
-    for dir in engine.directories() {
-        tracing::info!("{} table files in {}", dir.tables, dir.path.display());
-    }
-    if engine.max_pieces() == 0 {
-        tracing::warn!("no tables found: every position will be answered as unknown");
-    }
+/// Serves until SIGTERM or SIGINT, then drains. `inherited` is the listening
+/// socket systemd passed, if any (see [`listener::take_inherited`]); without
+/// one the server binds `--bind` itself.
+pub async fn serve(
+    args: ServeArgs,
+    inherited: Option<std::net::TcpListener>,
+) -> Result<(), ServeError> {
+    let signals = Signals::listen()?;
+    let budget = descriptor_budget(&args);
+    let engine = open_engine(&args, &budget)?;
     if args.scrub {
         crate::scrub::start_for_serve(&args.tables.dirs, args.scrub_rate);
     }
@@ -53,17 +47,17 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         }
         None => None,
     };
+    let socket_activated = inherited.is_some();
+    let listener = listener::open(inherited, args.bind)?;
+    let addr = listener.local_addr().unwrap_or(args.bind);
+    if socket_activated {
+        tracing::info!("using the listening socket passed by systemd (--bind is ignored)");
+    }
+    tracing::info!("serving on http://{addr}");
     let state = AppState {
         engine: Arc::new(engine),
-        leptos_options: leptos_options(args.bind),
+        leptos_options: leptos_options(addr),
     };
-    let listener = tokio::net::TcpListener::bind(args.bind)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: args.bind,
-            source,
-        })?;
-    tracing::info!("serving on http://{}", args.bind);
     let mut app = router(state);
     if let Some(log) = log {
         app = app.layer(axum::middleware::from_fn_with_state(
@@ -71,10 +65,47 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             request_log::middleware,
         ));
     }
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(ServeError::Serve)
+    let app = deadline::layer(app, args.request_timeout);
+    let connections = Connections::new(ConnectionLimits {
+        header_timeout: args.header_timeout,
+        idle_timeout: args.idle_timeout,
+        max_connections: saturating_usize(budget.connections),
+    });
+    connections
+        .accept_until(listener, app, signals.stop())
+        .await;
+    signals.drain(&connections, args.drain_timeout).await;
+    Ok(())
+}
+
+/// Raises the open-files limit and splits it between connections and tables.
+fn descriptor_budget(args: &ServeArgs) -> DescriptorBudget {
+    let limit = limits::raise_open_files_limit();
+    let budget = DescriptorBudget::split(limit, args.max_connections);
+    tracing::info!(
+        "open-files limit {}: up to {} connections, {} table files open at once",
+        budget.limit,
+        budget.connections,
+        budget.table_handles
+    );
+    budget
+}
+
+fn open_engine(args: &ServeArgs, budget: &DescriptorBudget) -> Result<Engine, LoadError> {
+    let config = EngineConfig {
+        cache_entries: args.cache_entries,
+        max_pending: args.max_pending,
+        table_handles: Some(saturating_usize(budget.table_handles)),
+        ..args.tables.engine_config()
+    };
+    let engine = Engine::open(&config)?;
+    for dir in engine.directories() {
+        tracing::info!("{} table files in {}", dir.tables, dir.path.display());
+    }
+    if engine.max_pieces() == 0 {
+        tracing::warn!("no tables found: every position will be answered as unknown");
+    }
+    Ok(engine)
 }
 
 /// Leptos settings: from cargo-leptos's environment when run by it, else the
@@ -89,10 +120,6 @@ fn leptos_options(bind: SocketAddr) -> LeptosOptions {
         .build()
 }
 
-async fn shutdown_signal() {
-    if let Err(err) = tokio::signal::ctrl_c().await {
-        tracing::warn!("cannot listen for Ctrl-C: {err}");
-        std::future::pending::<()>().await;
-    }
-    tracing::info!("shutting down");
+fn saturating_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }

@@ -1,0 +1,113 @@
+//! SIGTERM (what systemd, Docker and Kubernetes send) stops the server
+//! cleanly: requests it has accepted are all answered, idle and half-sent
+//! connections do not hold it up, and it exits 0.
+
+mod process;
+
+use std::{io::Write, net::TcpStream, time::Duration};
+
+use process::{closed_by_server, read_response, send_get};
+use rustix::process::Signal;
+
+/// Requests in flight when the signal comes: mainlines of distinct positions,
+/// so neither the cache nor coalescing answers them at once.
+fn mainline_requests() -> Vec<String> {
+    let squares = [
+        "a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3", "d3", "e3", "f3",
+    ];
+    let mut paths = Vec::new();
+    for (rank, rook) in ["h1", "h2", "h3"].iter().enumerate() {
+        for king in squares.iter().skip(rank) {
+            let fen = kings_and_rook(king, rook);
+            paths.push(format!("/standard/mainline?fen={fen}"));
+            paths.push(format!("/standard?fen={fen}"));
+        }
+    }
+    paths
+}
+
+/// White king on `king`, rook on `rook`, black king on e8, white to move.
+fn kings_and_rook(king: &str, rook: &str) -> String {
+    let mut board = [['.'; 8]; 8];
+    let mut put = |square: &str, piece: char| {
+        let bytes = square.as_bytes();
+        board[usize::from(bytes[1] - b'1')][usize::from(bytes[0] - b'a')] = piece;
+    };
+    put("e8", 'k');
+    put(king, 'K');
+    put(rook, 'R');
+    let ranks: Vec<String> = board
+        .iter()
+        .rev()
+        .map(|rank| {
+            let mut text = String::new();
+            let mut empty = 0;
+            for &square in rank {
+                if square == '.' {
+                    empty += 1;
+                    continue;
+                }
+                if empty > 0 {
+                    text.push_str(&empty.to_string());
+                    empty = 0;
+                }
+                text.push(square);
+            }
+            if empty > 0 {
+                text.push_str(&empty.to_string());
+            }
+            text
+        })
+        .collect();
+    format!("{}_w_-_-_0_1", ranks.join("/"))
+}
+
+#[test]
+fn sigterm_answers_the_requests_in_flight_and_exits_0() {
+    // Long timeouts: only the shutdown itself may close these connections.
+    let mut server = process::serve(&[
+        "--probe-threads",
+        "1",
+        "--header-timeout",
+        "300",
+        "--idle-timeout",
+        "300",
+        "--drain-timeout",
+        "120",
+    ]);
+    let mut half_sent = TcpStream::connect(server.addr).expect("connect");
+    half_sent
+        .write_all(b"GET / HTTP/1.1\r\nHost: test\r\n")
+        .expect("send half a request");
+    let mut idle = TcpStream::connect(server.addr).expect("connect");
+    let paths = mainline_requests();
+    // Keep-alive: every connection stays open after its answer until the
+    // shutdown closes it, so counting the server's sockets tells when it has
+    // accepted them all.
+    let in_flight: Vec<TcpStream> = paths
+        .iter()
+        .map(|path| send_get(server.addr, path, false))
+        .collect();
+    let expected = in_flight.len() + 3; // + listener, half-sent, idle
+    server.wait_until("every connection to be accepted", |server| {
+        server.open_sockets() >= expected
+    });
+
+    server.signal(Signal::TERM);
+
+    for (path, stream) in paths.iter().zip(in_flight) {
+        let (status, body) = read_response(stream);
+        assert_eq!(status, 200, "{path}: {body}\n{}", server.log());
+        assert!(body.starts_with('{'), "{path}: {body}");
+    }
+    assert!(closed_by_server(&mut half_sent), "{}", server.log());
+    assert!(closed_by_server(&mut idle), "{}", server.log());
+    // Far below the timeouts above: idle and half-sent connections were
+    // closed by the shutdown, not waited out.
+    let status = server.wait_exit(Duration::from_secs(60));
+    assert!(status.success(), "{status}\n{}", server.log());
+    let log = server.log();
+    assert!(log.contains("SIGTERM"), "{log}");
+    assert!(log.contains("drained"), "{log}");
+    eprintln!("{log}");
+}
