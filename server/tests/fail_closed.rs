@@ -32,7 +32,7 @@ fn highest_open_fd() -> u64 {
         .expect("some descriptor is open")
 }
 
-/// Flips every byte of the table's data blocks, as a failing disk would,
+/// Flips one byte in every 4 KiB of the table's data blocks, as a failing disk would,
 /// keeping the modification time (so the recorded checksums still apply).
 fn damage_data_blocks(path: &Path) {
     let layout = format::parse_file(path).expect("a table");
@@ -41,7 +41,7 @@ fn damage_data_blocks(path: &Path) {
         .expect("mtime");
     let mut bytes = fs::read(path).expect("read");
     let from = tier::fast_len(&layout, 4096) as usize;
-    for b in &mut bytes[from..] {
+    for b in bytes[from..].iter_mut().step_by(4096) {
         *b ^= 0x10;
     }
     fs::write(path, bytes).expect("write");
