@@ -7,7 +7,13 @@ use serde::{Deserialize, Serialize};
 /// Outcome of a position for the side to move, with the 50-move rule counted.
 ///
 /// The order of the variants is the order in which a player prefers to *leave*
-/// the opponent: a move leading to `Loss` (for the opponent) is best.
+/// the opponent: a move leading to `Loss` (for the opponent) is best, and
+/// `Unknown` ranks just above it (pessimistic), as in lila-tablebase.
+///
+/// `SyzygyWin` / `SyzygyLoss` are what the tables alone say when DTZ
+/// rounding leaves open whether the win still comes within the 50-move rule;
+/// `MaybeWin` / `MaybeLoss` are kept for answers that also use DTC (lichess
+/// has such tables; Zugzwang does not), so Zugzwang never sends them.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
@@ -24,6 +30,15 @@ pub enum Category {
 }
 
 impl Category {
+    /// A win of any certainty for the side this category describes (what
+    /// decides whether converting or zeroing is good for the other side).
+    pub fn is_win(self) -> bool {
+        matches!(
+            self,
+            Category::CursedWin | Category::MaybeWin | Category::SyzygyWin | Category::Win
+        )
+    }
+
     /// The same outcome seen by the other player.
     pub fn flip(self) -> Category {
         match self {
@@ -109,15 +124,16 @@ pub struct MainlineStep {
     pub precise_dtz: Option<i32>,
 }
 
-/// Answer of `GET /standard/mainline`.
+/// Answer of `GET /standard/mainline`. The fields are in lila-tablebase's
+/// order, so the JSON is byte for byte the same.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct MainlineAnswer {
-    pub dtz: i32,
-    pub precise_dtz: Option<i32>,
     /// Empty when the position is drawn.
     pub mainline: Vec<MainlineStep>,
     /// `"w"`, `"b"`, or null when the line ends in a draw (or a 50-move claim).
     pub winner: Option<String>,
+    pub dtz: i32,
+    pub precise_dtz: Option<i32>,
 }
 
 /// Body of every error answer, so clients always get a message to show.

@@ -41,8 +41,11 @@ pub fn status_line(pos: &Chess, answer: Result<&TablebaseAnswer, &str>) -> (Stri
         .map(|d| format!(" · DTZ {}", d.abs()))
         .unwrap_or_default();
     let text = match answer.pos.category {
-        Category::Win | Category::SyzygyWin => format!("{side} to move wins{dtz}"),
-        Category::MaybeWin => format!("{side} to move wins or has a cursed win{dtz}"),
+        Category::Win => format!("{side} to move wins{dtz}"),
+        // DTZ rounding leaves open whether the win comes within 50 moves.
+        Category::SyzygyWin | Category::MaybeWin => {
+            format!("{side} to move wins or has a cursed win{dtz}")
+        }
         Category::CursedWin => {
             format!("{side} to move has a cursed win: a draw under the 50-move rule{dtz}")
         }
@@ -50,8 +53,10 @@ pub fn status_line(pos: &Chess, answer: Result<&TablebaseAnswer, &str>) -> (Stri
         Category::BlessedLoss => {
             format!("{side} to move has a blessed loss: a draw under the 50-move rule{dtz}")
         }
-        Category::MaybeLoss => format!("{side} to move loses or has a blessed loss{dtz}"),
-        Category::Loss | Category::SyzygyLoss => format!("{side} to move loses{dtz}"),
+        Category::SyzygyLoss | Category::MaybeLoss => {
+            format!("{side} to move loses or has a blessed loss{dtz}")
+        }
+        Category::Loss => format!("{side} to move loses{dtz}"),
         Category::Unknown => format!("Not in the tables ({pieces} pieces)"),
     };
     (text, category_class(answer.pos.category))

@@ -4,6 +4,7 @@
 
 pub mod error;
 pub mod mainline;
+pub mod order;
 pub mod probe;
 pub mod tables;
 

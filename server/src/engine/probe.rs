@@ -1,11 +1,8 @@
 //! The answer for one position: its own outcome and that of every legal move.
 
-use std::{
-    cmp::Reverse,
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
 };
 
 use app::api::{Category, MoveInfo, PositionInfo, TablebaseAnswer};
@@ -13,7 +10,10 @@ use futures::future::try_join_all;
 use shakmaty::{CastlingMode, Chess, Position, san::SanPlus};
 use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded, SyzygyError};
 
-use super::{Engine, EngineError, Tables};
+use super::{
+    Engine, EngineError, Tables,
+    order::{self, RankedMove},
+};
 
 /// What the tables and the rules say about one position, before the
 /// 50-move-rule category is decided (that needs the clock of the move before).
@@ -74,11 +74,13 @@ impl Probed {
         }
         match AmbiguousWdl::from_dtz_and_halfmoves(dtz, self.halfmoves) {
             AmbiguousWdl::Win => Category::Win,
-            AmbiguousWdl::MaybeWin => Category::MaybeWin,
+            // Rounding leaves the 50-move outcome open: the tables alone say
+            // "win", as lila-tablebase's syzygy-win.
+            AmbiguousWdl::MaybeWin => Category::SyzygyWin,
             AmbiguousWdl::CursedWin => Category::CursedWin,
             AmbiguousWdl::Draw => Category::Draw,
             AmbiguousWdl::BlessedLoss => Category::BlessedLoss,
-            AmbiguousWdl::MaybeLoss => Category::MaybeLoss,
+            AmbiguousWdl::MaybeLoss => Category::SyzygyLoss,
             AmbiguousWdl::Loss => Category::Loss,
         }
     }
@@ -98,13 +100,6 @@ impl Probed {
             category,
         }
     }
-}
-
-/// A legal move with what it leads to, plus what the ordering needs.
-struct Candidate {
-    info: MoveInfo,
-    capture: bool,
-    promotion: bool,
 }
 
 /// Probes the root and every legal move at once on the engine's pool, so
@@ -128,26 +123,25 @@ pub async fn answer(engine: &Engine, pos: Chess) -> Result<TablebaseAnswer, Engi
     let root = probed
         .next()
         .ok_or_else(|| EngineError::Internal("the root position was not probed".into()))?;
-    let mut candidates: Vec<Candidate> = played
+    let ranked: Vec<RankedMove> = played
         .into_iter()
         .zip(probed)
-        .map(|((m, uci, san), after)| Candidate {
+        .map(|((m, uci, san), after)| RankedMove {
             info: MoveInfo {
                 uci,
                 san,
                 zeroing: m.is_zeroing(),
-                conversion: m.is_capture() || m.is_promotion(),
+                conversion: m.is_conversion(),
                 pos: after.info(after.category(halfmoves)),
             },
-            capture: m.is_capture(),
-            promotion: m.is_promotion(),
+            capture: m.capture(),
+            promotion: m.promotion(),
         })
         .collect();
 
-    candidates.sort_by_key(sort_key);
-    let mut moves: Vec<MoveInfo> = candidates.into_iter().map(|c| c.info).collect();
+    let mut moves = order::sort_best_first(ranked);
     let own = root.category(halfmoves.saturating_sub(1));
-    resolve_maybe(own, &mut moves);
+    resolve_rounding(own, &mut moves);
     let category = moves.first().map_or(own, |best| best.pos.category.flip());
     Ok(TablebaseAnswer {
         pos: root.info(category),
@@ -203,39 +197,17 @@ async fn probe_all(engine: &Engine, positions: Vec<Chess>) -> Result<Vec<Probed>
         .collect()
 }
 
-/// Ordering of moves, compared field by field (false sorts first).
-type SortKey = (Category, bool, bool, bool, bool, bool, Reverse<i32>, bool);
-
-/// Best first: moves that leave the opponent worst off; among wins mates,
-/// then zeroing moves, then the fastest DTZ; among losses the longest resistance.
-fn sort_key(c: &Candidate) -> SortKey {
-    let after = &c.info.pos;
-    let dtz = after.dtz.unwrap_or(0);
-    // The mover is winning or drawing: resetting the clock is good.
-    let mover_not_losing = dtz <= 0;
-    (
-        after.category,
-        !after.checkmate,
-        !after.stalemate,
-        !after.insufficient_material,
-        c.info.zeroing != mover_not_losing,
-        c.capture != mover_not_losing,
-        Reverse(dtz),
-        !c.promotion,
-    )
-}
-
-/// A rounded DTZ can leave a move "maybe" winning; when the root's own
-/// result is certain, the best moves share it.
-fn resolve_maybe(own: Category, moves: &mut [MoveInfo]) {
-    let (maybe, certain) = match own {
-        Category::Win => (Category::MaybeLoss, Category::Loss),
-        Category::CursedWin => (Category::MaybeLoss, Category::BlessedLoss),
-        Category::BlessedLoss => (Category::MaybeWin, Category::CursedWin),
-        Category::Loss => (Category::MaybeWin, Category::Win),
+/// A rounded DTZ can leave a move's 50-move outcome open (syzygy-win or
+/// -loss); when the root's own result is certain, the best moves share it.
+fn resolve_rounding(own: Category, moves: &mut [MoveInfo]) {
+    let (open, certain) = match own {
+        Category::Win => (Category::SyzygyLoss, Category::Loss),
+        Category::CursedWin => (Category::SyzygyLoss, Category::BlessedLoss),
+        Category::BlessedLoss => (Category::SyzygyWin, Category::CursedWin),
+        Category::Loss => (Category::SyzygyWin, Category::Win),
         _ => return,
     };
-    for m in moves.iter_mut().take_while(|m| m.pos.category == maybe) {
+    for m in moves.iter_mut().take_while(|m| m.pos.category == open) {
         m.pos.category = certain;
     }
 }
