@@ -9,6 +9,7 @@ const positions = [
   '4k3/8/8/8/8/8/8/4K2R w - - 0 1', // KRvK, white wins
   '8/8/8/8/4k3/8/4P3/4K3 b - - 0 1', // KPvK, black to move
   '8/8/8/8/8/2k5/8/K1q5 w - - 0 1', // KvKQ: the side to move loses
+  '8/8/8/2K1N3/8/5k2/6P1/8 b - - 0 38', // an impossible check (pawn and knight), answered as lila does
 ];
 
 for (const fen of positions) {

@@ -57,7 +57,7 @@ async fn moves_are_sorted_best_first() {
     let rank = |m: &Value| match m["category"].as_str() {
         Some("loss") => 0,
         Some("unknown") => 1,
-        Some("maybe-loss") | Some("blessed-loss") => 2,
+        Some("syzygy-loss") | Some("maybe-loss") | Some("blessed-loss") => 2,
         Some("draw") => 3,
         _ => 4,
     };
@@ -197,8 +197,8 @@ async fn bad_requests_say_what_is_wrong() {
             "too many kings",
         ),
         (
-            "/standard?fen=4k3/8/3N1N2/8/8/8/8/4K3_b_-_-_0_1",
-            "impossible check",
+            "/standard?fen=4k3/8/3N1N2/8/8/8/8/4K3_w_-_-_0_1",
+            "side not to move is in check",
         ),
         (
             "/standard/mainline?fen=4k3/8/8/8/8/8/8/4K3_x_-_-_0_1",
@@ -211,6 +211,32 @@ async fn bad_requests_say_what_is_wrong() {
         let message = body["error"].as_str().expect("error message");
         assert!(message.contains(expected), "{uri}: {message}");
     }
+}
+
+/// Checks no legal last move could give (pawn and knight together), as
+/// position editors and puzzles produce: lila-tablebase and python-chess
+/// answer them, and so do we, on every route.
+#[tokio::test]
+async fn impossible_checks_are_answered_on_every_route() {
+    let router = embedded_router();
+    let fen = "8/8/8/2K1N3/8/5k2/6P1/8 b - - 0 38";
+    let (status, body) = common::get_json(&router, &uri("/standard", fen)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let moves = body["moves"].as_array().expect("moves");
+    assert!(moves.iter().any(|m| m["san"] == "Kxg2"), "{body}");
+    assert_ne!(body["category"], "unknown", "{body}");
+    assert!(body["dtz"].is_i64(), "{body}");
+
+    let (status, body) = common::get_json(&router, &uri("/standard/mainline", fen)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["dtz"].is_i64(), "{body}");
+
+    let (status, content_type, page) = common::get(&router, &uri("/", fen), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    let page = String::from_utf8_lossy(&page);
+    assert!(page.contains("Kxg2"), "the page lists no moves:\n{page}");
+    assert!(!page.contains("illegal position"), "{page}");
 }
 
 #[tokio::test]
@@ -284,6 +310,27 @@ async fn mainline_of_a_win_ends_in_mate_and_of_a_draw_is_empty() {
     assert_eq!(body["dtz"], 0);
     assert_eq!(body["mainline"].as_array().expect("mainline").len(), 0);
     assert_eq!(body["winner"], Value::Null);
+}
+
+/// Byte-identical to lila-tablebase means the fields in its order too.
+#[tokio::test]
+async fn json_fields_come_in_lilas_order() {
+    let router = embedded_router();
+    let fen = "4k3/8/8/8/8/8/8/4K2R w - - 0 1";
+    let (_, _, body) = common::get(&router, &uri("/standard", fen), None).await;
+    let body = String::from_utf8(body).expect("UTF-8");
+    let root = r#"{"checkmate":false,"stalemate":false,"variant_win":false,"variant_loss":false,"insufficient_material":false,"dtz":21,"precise_dtz":"#;
+    assert!(body.starts_with(root), "{body}");
+    let first_move = r#","dtm":null,"dtw":null,"dtc":null,"category":"win","moves":[{"uci":"h1h7","san":"Rh7","zeroing":false,"conversion":false,"checkmate":false,"stalemate":false,"variant_win":false,"variant_loss":false,"insufficient_material":false,"dtz":-20,"precise_dtz":"#;
+    assert!(body.contains(first_move), "{body}");
+
+    let (_, _, body) = common::get(&router, &uri("/standard/mainline", fen), None).await;
+    let body = String::from_utf8(body).expect("UTF-8");
+    assert!(body.starts_with(r#"{"mainline":[{"uci":""#), "{body}");
+    assert!(
+        body.contains(r#"],"winner":"w","dtz":21,"precise_dtz":"#),
+        "{body}"
+    );
 }
 
 #[tokio::test]
