@@ -8,7 +8,7 @@
 #   profile-hot.sh OUT_DIR
 #
 # Settings (environment): ZUGZWANG (binary), TABLES (table directory), LOG
-# (workload), CLIENTS (12), PORT (3101), CACHE_ENTRIES (0: every request
+# (workload), CLIENTS (12), PORT (3101), CACHE_MB (0: every request
 # reaches the engine), NICE (-10). Needs perf, strace, and
 # inferno-collapse-perf / inferno-flamegraph (cargo install inferno).
 set -euo pipefail
@@ -20,7 +20,7 @@ TABLES="${TABLES:-$repo/../shared/syzygy/standard}"
 LOG="${LOG:-$repo/../shared/workloads/explore-345.txt}"
 CLIENTS="${CLIENTS:-12}"
 PORT="${PORT:-3101}"
-CACHE_ENTRIES="${CACHE_ENTRIES:-0}"
+CACHE_MB="${CACHE_MB:-0}"
 NICE="${NICE:--10}"
 
 [[ $# -eq 1 ]] || {
@@ -37,7 +37,7 @@ for tool in perf strace inferno-collapse-perf inferno-flamegraph; do
 done
 
 nice -n "$NICE" "$ZUGZWANG" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" \
-  --cache-entries "$CACHE_ENTRIES" 2>"$out/server.log" &
+  --cache-mb "$CACHE_MB" 2>"$out/server.log" &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 300); do

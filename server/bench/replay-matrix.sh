@@ -13,8 +13,8 @@
 #   HINTS   nohint | random      (--advise-random)
 #   TIER    slow | fast          (--fast $STATE_DIR/fast/prefixes)
 #   PROBES  par | seq            (--sequential-probes)
-# or hot-CACHE (e.g. hot-10000, hot-0): the default configuration with a warm
-# page cache (one unmeasured pass over the log first), response cache of CACHE entries.
+# or hot-CACHE_MB (e.g. hot-64, hot-0): the default configuration with a warm
+# page cache (one unmeasured pass over the log first), response cache of CACHE_MB megabytes.
 #
 # EVICT=SECONDS additionally evicts the slow tier's tables from the page cache
 # every SECONDS during cold runs (slow-tier.sh evict), emulating a table set
@@ -22,7 +22,7 @@
 #
 # Settings (environment): ZUGZWANG (binary), LOG (workload), CLIENTS (12),
 # WARMUP (requests, 500), DURATION (seconds per run, 180), MAX_REQUESTS
-# (20000), CACHE_ENTRIES (0: every request reaches the engine), PORT (3100),
+# (20000), CACHE_MB (0: every request reaches the engine), PORT (3100),
 # STATE_DIR (as slow-tier.sh), NICE (-10: server and client are favoured over
 # unrelated work on the machine, such as builds, so the run measures storage
 # rather than CPU contention; 0 to disable).
@@ -36,7 +36,7 @@ CLIENTS="${CLIENTS:-12}"
 WARMUP="${WARMUP:-500}"
 DURATION="${DURATION:-180}"
 MAX_REQUESTS="${MAX_REQUESTS:-20000}"
-CACHE_ENTRIES="${CACHE_ENTRIES:-0}"
+CACHE_MB="${CACHE_MB:-0}"
 PORT="${PORT:-3100}"
 STATE_DIR="${STATE_DIR:-/var/tmp/zugzwang-slow-tier}"
 NICE="${NICE:--10}"
@@ -99,7 +99,7 @@ for config in "$@"; do
   IFS=- read -r io hints tier probes <<<"$config"
   flags=(serve --bind "127.0.0.1:$PORT" --tables "$STATE_DIR/slow/tables")
   if [[ "$io" == hot ]]; then
-    flags+=(--cache-entries "$hints")
+    flags+=(--cache-mb "$hints")
     echo "== $config: warm pass" >&2
     nice -n "$NICE" "$ZUGZWANG" "${flags[@]}" 2>"$out/$config.server.log" &
     server_pid=$!
@@ -119,7 +119,7 @@ for config in "$@"; do
   case "$hints" in nohint) ;; random) flags+=(--advise-random) ;; *) echo "bad HINTS in $config" >&2; exit 2 ;; esac
   case "$tier" in slow) ;; fast) flags+=(--fast "$STATE_DIR/fast/prefixes") ;; *) echo "bad TIER in $config" >&2; exit 2 ;; esac
   case "$probes" in par) ;; seq) flags+=(--sequential-probes) ;; *) echo "bad PROBES in $config" >&2; exit 2 ;; esac
-  flags+=(--cache-entries "$CACHE_ENTRIES")
+  flags+=(--cache-mb "$CACHE_MB")
   echo "== $config: ${flags[*]}" >&2
   # The throttle's counters are cumulative (reset_stats leaves them): keep the start.
   reads_before="$(slow_reads)"

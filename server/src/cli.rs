@@ -40,9 +40,10 @@ pub struct ServeArgs {
     pub bind: SocketAddr,
     #[command(flatten)]
     pub tables: TableArgs,
-    /// Answers kept in the response cache.
-    #[arg(long, default_value_t = 10_000)]
-    pub cache_entries: u64,
+    /// Megabytes of answers kept in the response cache, each weighed by its
+    /// size (0: none kept; identical requests in flight are still computed once).
+    #[arg(long, default_value_t = 64, value_name = "MB")]
+    pub cache_mb: u64,
     /// Requests allowed in progress at once; more are refused with 503 and Retry-After.
     #[arg(long, default_value_t = 512)]
     pub max_pending: usize,

@@ -93,7 +93,7 @@ fn descriptor_budget(args: &ServeArgs) -> DescriptorBudget {
 
 fn open_engine(args: &ServeArgs, budget: &DescriptorBudget) -> Result<Engine, LoadError> {
     let config = EngineConfig {
-        cache_entries: args.cache_entries,
+        cache_bytes: args.cache_mb.saturating_mul(1 << 20),
         max_pending: args.max_pending,
         table_handles: Some(saturating_usize(budget.table_handles)),
         ..args.tables.engine_config()

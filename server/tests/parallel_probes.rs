@@ -19,7 +19,7 @@ use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 fn config(sequential_probes: bool) -> EngineConfig {
     EngineConfig {
         tables: vec![common::embedded_tables_dir()],
-        cache_entries: 0,
+        cache_bytes: 0,
         sequential_probes,
         ..EngineConfig::default()
     }

@@ -2,21 +2,24 @@
 //! parallel on a bounded pool of blocking threads, with identical requests
 //! coalesced and recent answers cached.
 
+pub mod answer_cache;
 pub mod error;
+pub mod load_shedding;
 pub mod mainline;
 pub mod order;
 pub mod probe;
 pub mod tables;
 
-use std::{future::Future, path::PathBuf, sync::Arc};
+use std::{path::PathBuf, sync::Arc};
 
 use app::api::{MainlineAnswer, TablebaseAnswer};
-use moka::future::Cache;
 use shakmaty::Chess;
 use shakmaty_syzygy::filesystem::Filesystem;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+pub use answer_cache::{AnswerCache, CacheStats};
 pub use error::EngineError;
+pub use load_shedding::LoadShedding;
 pub use tables::{LoadError, LoadedDirectory, Tables};
 
 use crate::store::{
@@ -33,8 +36,8 @@ pub struct EngineConfig {
     pub probe_threads: usize,
     /// Requests allowed in progress before new ones are refused with 503.
     pub max_pending: usize,
-    /// Answers kept in the cache.
-    pub cache_entries: u64,
+    /// Bytes of answers kept in the response cache (0: none kept).
+    pub cache_bytes: u64,
     /// Read tables through mmap instead of pread (benchmarks, all-in-RAM setups).
     pub mmap: bool,
     /// Hint random access to the kernel (POSIX_FADV_RANDOM).
@@ -61,7 +64,7 @@ impl Default for EngineConfig {
             tables: Vec::new(),
             probe_threads: 16,
             max_pending: 512,
-            cache_entries: 10_000,
+            cache_bytes: 64 << 20,
             mmap: false,
             advise_random: false,
             read_around_kib: 128,
@@ -74,24 +77,13 @@ impl Default for EngineConfig {
     }
 }
 
-#[derive(Clone, PartialEq, Eq, Hash)]
-enum CacheKey {
-    Probe(String),
-    Mainline(String),
-}
-
-#[derive(Clone)]
-enum Cached {
-    Probe(Arc<TablebaseAnswer>),
-    Mainline(Arc<MainlineAnswer>),
-}
-
 pub struct Engine {
     tables: Arc<Tables>,
     probe_slots: Arc<Semaphore>,
     pending: Arc<Semaphore>,
     max_pending: usize,
-    cache: Cache<CacheKey, Cached>,
+    shedding: LoadShedding,
+    cache: AnswerCache,
     directories: Vec<LoadedDirectory>,
     probe_threads: usize,
     sequential_probes: bool,
@@ -120,7 +112,8 @@ impl Engine {
             probe_slots: Arc::new(Semaphore::new(config.probe_threads.max(1))),
             pending: Arc::new(Semaphore::new(config.max_pending.max(1))),
             max_pending: config.max_pending.max(1),
-            cache: Cache::new(config.cache_entries),
+            shedding: LoadShedding::new(),
+            cache: AnswerCache::new(config.cache_bytes),
             directories,
             probe_threads: config.probe_threads.max(1),
             sequential_probes: config.sequential_probes,
@@ -148,57 +141,46 @@ impl Engine {
 
     /// The answer for a position and every legal move (`GET /standard`).
     pub async fn probe(&self, pos: Chess) -> Result<Arc<TablebaseAnswer>, EngineError> {
-        let key = CacheKey::Probe(app::position::to_fen(&pos));
-        let cached = self
-            .cached(key, async {
-                probe::answer(self, pos)
-                    .await
-                    .map(|a| Cached::Probe(Arc::new(a)))
-            })
-            .await?;
-        match cached {
-            Cached::Probe(answer) => Ok(answer),
-            Cached::Mainline(_) => Err(EngineError::Internal(
-                "cache entry of the wrong kind".into(),
-            )),
+        if let Some(hit) = self.cache.cached_probe(&pos).await {
+            return Ok(hit);
         }
+        let _pending = self.admit()?;
+        let key = pos.clone();
+        self.cache.probe(&key, probe::answer(self, pos)).await
     }
 
     /// The DTZ-optimal line from a position (`GET /standard/mainline`).
     pub async fn mainline(&self, pos: Chess) -> Result<Arc<MainlineAnswer>, EngineError> {
-        let key = CacheKey::Mainline(app::position::to_fen(&pos));
-        let cached = self
-            .cached(key, async {
-                self.blocking(move |tb| mainline::mainline(tb, pos))
-                    .await?
-                    .map(|a| Cached::Mainline(Arc::new(a)))
-            })
-            .await?;
-        match cached {
-            Cached::Mainline(answer) => Ok(answer),
-            Cached::Probe(_) => Err(EngineError::Internal(
-                "cache entry of the wrong kind".into(),
-            )),
-        }
-    }
-
-    /// Serves from the cache, or computes once for all identical requests in
-    /// flight; refuses with `Overloaded` when too many requests are waiting.
-    async fn cached(
-        &self,
-        key: CacheKey,
-        compute: impl Future<Output = Result<Cached, EngineError>>,
-    ) -> Result<Cached, EngineError> {
-        if let Some(hit) = self.cache.get(&key).await {
+        if let Some(hit) = self.cache.cached_mainline(&pos).await {
             return Ok(hit);
         }
-        let Ok(_pending) = self.pending.clone().try_acquire_owned() else {
-            return Err(EngineError::Overloaded(self.max_pending));
+        let _pending = self.admit()?;
+        let key = pos.clone();
+        let compute = async {
+            self.blocking(move |tables| mainline::mainline(tables, pos))
+                .await?
         };
-        self.cache
-            .try_get_with(key, compute)
-            .await
-            .map_err(|err: Arc<EngineError>| err.as_ref().clone())
+        self.cache.mainline(&key, compute).await
+    }
+
+    /// How requests met the response cache, and what it holds.
+    pub async fn cache_stats(&self) -> CacheStats {
+        self.cache.settle().await;
+        self.cache.stats()
+    }
+
+    /// Requests refused as overload since start.
+    pub fn requests_shed(&self) -> u64 {
+        self.shedding.refused()
+    }
+
+    /// A place among the requests in progress, or `Overloaded` when all
+    /// are taken: shedding load keeps latency bounded instead of queueing.
+    fn admit(&self) -> Result<OwnedSemaphorePermit, EngineError> {
+        self.pending.clone().try_acquire_owned().map_err(|_| {
+            self.shedding.record(self.max_pending);
+            EngineError::Overloaded(self.max_pending)
+        })
     }
 
     /// Runs table work on the blocking pool, never on the async workers.

@@ -42,7 +42,9 @@ impl HttpError {
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
         let status = self.status();
-        if status.is_server_error() {
+        // Overload is counted and reported once a second by the engine.
+        let shed = matches!(self, HttpError::Engine(EngineError::Overloaded(_)));
+        if status.is_server_error() && !shed {
             tracing::error!(%status, "{self}");
         }
         let body = ApiError {

@@ -10,7 +10,12 @@ use std::sync::Arc;
 
 use axum::{Router, extract::FromRef, routing::get};
 use leptos::prelude::LeptosOptions;
-use tower_http::{compression::CompressionLayer, cors::CorsLayer, trace::TraceLayer};
+use tower_http::{
+    compression::CompressionLayer,
+    cors::CorsLayer,
+    trace::{DefaultOnFailure, TraceLayer},
+};
+use tracing::Level;
 
 use crate::engine::Engine;
 
@@ -38,5 +43,8 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .with_state(state)
         .layer(CompressionLayer::new())
-        .layer(TraceLayer::new_for_http())
+        // Failed answers are logged once, with their reason, where they are
+        // made (HttpError); a second generic line per 5xx floods the log
+        // under overload.
+        .layer(TraceLayer::new_for_http().on_failure(DefaultOnFailure::new().level(Level::DEBUG)))
 }
