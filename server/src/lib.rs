@@ -7,6 +7,7 @@ pub mod engine;
 pub mod http;
 pub mod limits;
 pub mod listener;
+pub mod process_health;
 pub mod request_log;
 pub mod scrub;
 pub mod serve;

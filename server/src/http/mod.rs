@@ -3,8 +3,10 @@
 pub mod api;
 pub mod deadline;
 pub mod error;
+pub mod exposition;
 pub mod metrics;
 pub mod page;
+pub mod request_metrics;
 
 use std::sync::Arc;
 
