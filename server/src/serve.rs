@@ -54,10 +54,16 @@ pub async fn serve(
         tracing::info!("using the listening socket passed by systemd (--bind is ignored)");
     }
     tracing::info!("serving on http://{addr}");
+    let connections = Connections::new(ConnectionLimits {
+        header_timeout: args.header_timeout,
+        idle_timeout: args.idle_timeout,
+        max_connections: saturating_usize(budget.connections),
+    });
     let state = AppState {
-        engine: Arc::new(engine),
-        leptos_options: leptos_options(addr),
+        connections: Some(connections.stats()),
+        ..AppState::new(Arc::new(engine), leptos_options(addr))
     };
+    let requests = Arc::clone(&state.requests);
     let mut app = router(state);
     if let Some(log) = log {
         app = app.layer(axum::middleware::from_fn_with_state(
@@ -65,12 +71,7 @@ pub async fn serve(
             request_log::middleware,
         ));
     }
-    let app = deadline::layer(app, args.request_timeout);
-    let connections = Connections::new(ConnectionLimits {
-        header_timeout: args.header_timeout,
-        idle_timeout: args.idle_timeout,
-        max_connections: saturating_usize(budget.connections),
-    });
+    let app = deadline::layer(app, args.request_timeout, requests);
     connections
         .accept_until(listener, app, signals.stop())
         .await;

@@ -1,10 +1,11 @@
 //! A request that does not finish in time (a probe stuck on a dead disk) is
 //! answered 504 with a JSON error once the deadline passes.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use axum::{Router, body::Body, http::Request, routing::get};
 use http_body_util::BodyExt;
+use server::http::request_metrics::RequestMetrics;
 use tower::ServiceExt;
 
 #[tokio::test]
@@ -16,7 +17,8 @@ async fn a_request_past_its_deadline_is_a_504_with_a_json_error() {
             "never"
         }),
     );
-    let app = server::http::deadline::layer(stuck, Duration::from_millis(100));
+    let metrics = Arc::new(RequestMetrics::default());
+    let app = server::http::deadline::layer(stuck, Duration::from_millis(100), metrics.clone());
     let request = Request::get("/standard")
         .body(Body::empty())
         .expect("request");
@@ -37,4 +39,9 @@ async fn a_request_past_its_deadline_is_a_504_with_a_json_error() {
     let json: serde_json::Value = serde_json::from_slice(&body).expect("JSON body");
     let message = json["error"].as_str().expect("error message");
     assert!(message.contains("deadline"), "{message}");
+    assert_eq!(
+        metrics.past_deadline(),
+        1,
+        "the 504 is counted for /metrics"
+    );
 }

@@ -1,22 +1,119 @@
-//! `GET /metrics`: table reads per tier and kind, lookups, prefix fallbacks,
-//! integrity findings and scrub progress, in the Prometheus text format.
+//! `GET /metrics`, in the Prometheus text format: table reads per tier and
+//! kind, lookups, prefix fallbacks, integrity findings and scrub progress
+//! (from the store), then what an operator watches to see the service
+//! itself: requests, load, the response cache and the process's health.
 
 use axum::{
+    extract::State,
     http::{HeaderValue, header},
     response::{IntoResponse, Response},
 };
 
-use crate::store::metrics;
+use super::{AppState, exposition::Exposition};
+use crate::{engine::CacheStats, process_health::ProcessHealth, store::metrics};
 
-pub async fn metrics() -> Response {
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    let mut out = Exposition::after(metrics::global().render());
+    state.requests.render(&mut out);
+    render_load(&mut out, &state);
+    render_cache(&mut out, state.engine.cache_stats().await);
+    render_process(&mut out, ProcessHealth::sample());
     (
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
         )],
-        metrics::global().render(),
+        out.into_string(),
     )
         .into_response()
+}
+
+/// Whether the server keeps up: requests refused and connections held.
+fn render_load(out: &mut Exposition, state: &AppState) {
+    out.counter(
+        "zugzwang_requests_shed_total",
+        "Requests refused with 503 because --max-pending were already in progress.",
+        state.engine.requests_shed(),
+    );
+    if let Some(connections) = &state.connections {
+        out.gauge(
+            "zugzwang_http_connections_open",
+            "Client connections open now (at most --max-connections).",
+            to_u64(connections.open()),
+        );
+        out.gauge(
+            "zugzwang_http_requests_in_progress",
+            "Requests being answered now.",
+            to_u64(connections.requests_in_progress()),
+        );
+    }
+}
+
+/// How often the response cache spares a probe, and what it holds.
+fn render_cache(out: &mut Exposition, stats: CacheStats) {
+    let counters = [
+        (
+            "zugzwang_response_cache_hits_total",
+            "Requests answered from the response cache.",
+            stats.hits,
+        ),
+        (
+            "zugzwang_response_cache_misses_total",
+            "Requests computed (the first of identical requests in flight).",
+            stats.misses,
+        ),
+        (
+            "zugzwang_response_cache_coalesced_total",
+            "Requests that waited for an identical request in flight instead of computing.",
+            stats.coalesced,
+        ),
+    ];
+    for (name, help, value) in counters {
+        out.counter(name, help, value);
+    }
+    out.gauge(
+        "zugzwang_response_cache_entries",
+        "Answers held in the response cache.",
+        stats.entries,
+    );
+    out.gauge(
+        "zugzwang_response_cache_bytes",
+        "Approximate bytes the held answers take.",
+        stats.bytes,
+    );
+    out.gauge(
+        "zugzwang_response_cache_capacity_bytes",
+        "The response cache's bound in bytes (--cache-mb).",
+        stats.capacity_bytes,
+    );
+}
+
+/// Memory and descriptors: the two things a tablebase server runs out of.
+fn render_process(out: &mut Exposition, health: ProcessHealth) {
+    out.gauge_if_known(
+        "zugzwang_process_resident_memory_bytes",
+        "Resident memory of the server process (VmRSS).",
+        health.resident_bytes,
+    );
+    out.gauge_if_known(
+        "zugzwang_system_memory_available_bytes",
+        "The machine's MemAvailable: memory to be had without swapping, page cache included.",
+        health.memory_available_bytes,
+    );
+    out.gauge_if_known(
+        "zugzwang_process_open_fds",
+        "File descriptors the process has open (connections, table files and its own).",
+        health.open_fds,
+    );
+    out.gauge_if_known(
+        "zugzwang_process_max_fds",
+        "The process's open-files limit (left out when unlimited).",
+        health.max_fds,
+    );
+}
+
+fn to_u64(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 /// The `X-Probe-Reads` value: the request's own table reads by tier, and

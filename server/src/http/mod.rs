@@ -19,13 +19,30 @@ use tower_http::{
 };
 use tracing::Level;
 
-use crate::engine::Engine;
+use crate::{connections::ConnectionStats, engine::Engine};
+use request_metrics::RequestMetrics;
 
 /// Everything a handler may need.
 #[derive(Clone)]
 pub struct AppState {
     pub engine: Arc<Engine>,
     pub leptos_options: LeptosOptions,
+    /// Requests by route and status, filled by the router's own layer.
+    pub requests: Arc<RequestMetrics>,
+    /// The open connections, when the server accepts them itself (`serve`);
+    /// a router driven directly (tests) has none to count.
+    pub connections: Option<Arc<ConnectionStats>>,
+}
+
+impl AppState {
+    pub fn new(engine: Arc<Engine>, leptos_options: LeptosOptions) -> Self {
+        AppState {
+            engine,
+            leptos_options,
+            requests: Arc::default(),
+            connections: None,
+        }
+    }
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -41,9 +58,9 @@ pub fn router(state: AppState) -> Router {
         .route("/standard/mainline", get(api::mainline))
         .layer(CorsLayer::permissive());
     let api = api.route("/metrics", get(metrics::metrics));
-    page::routes(state.clone())
-        .merge(api)
-        .with_state(state)
+    let requests = Arc::clone(&state.requests);
+    let routes = page::routes(state.clone()).merge(api).with_state(state);
+    request_metrics::layer(routes, requests)
         .layer(CompressionLayer::new())
         // Failed answers are logged once, with their reason, where they are
         // made (HttpError); a second generic line per 5xx floods the log

@@ -61,10 +61,10 @@ pub fn router(engine: Engine) -> axum::Router {
         .output_name("zugzwang")
         .site_root("target/site")
         .build();
-    server::http::router(server::http::AppState {
-        engine: std::sync::Arc::new(engine),
+    server::http::router(server::http::AppState::new(
+        std::sync::Arc::new(engine),
         leptos_options,
-    })
+    ))
 }
 
 /// A GET request's status, content type and body.
