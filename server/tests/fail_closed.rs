@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 use server::{
     engine::{Engine, EngineConfig},
-    store::{format, tiered::INTEGRITY_SUBDIR},
+    store::format,
     tier,
 };
 
@@ -60,11 +60,7 @@ fn assert_no_path(body: &serde_json::Value, dir: &Path) {
 #[tokio::test]
 async fn manifest_unreadable_for_want_of_descriptors_then_a_flipped_byte_is_an_error() {
     let dir = common::copy_of_embedded_tables();
-    tier_support::build_tier(
-        &[dir.path().to_path_buf()],
-        &dir.path().join(INTEGRITY_SUBDIR),
-        false,
-    );
+    tier_support::init_checksums(dir.path());
     damage_data_blocks(&dir.path().join("KQvKR.rtbw"));
     // One probe thread, one position at a time: the tables open in a known order.
     let engine = Engine::open(&EngineConfig {

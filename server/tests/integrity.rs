@@ -7,11 +7,10 @@ mod tier_support;
 use std::{
     collections::HashMap,
     fs,
-    os::unix::fs::PermissionsExt,
     path::{Path, PathBuf},
 };
 
-use common::{embedded_tables_dir, shared_tables_dir};
+use common::{copy_of_embedded_tables, embedded_tables_dir, shared_tables_and};
 use server::{
     engine::{Engine, EngineConfig, EngineError},
     store::{
@@ -27,22 +26,6 @@ use server::{
 use shakmaty::Chess;
 use shakmaty_syzygy::{SyzygyError, Tablebase, filesystem::ReadHint};
 use tier_support::*;
-
-/// A writable copy of the 3- and 4-piece tables.
-fn copy_tables() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for entry in fs::read_dir(embedded_tables_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        let to = dir.path().join(path.file_name().unwrap());
-        fs::copy(&path, &to).unwrap();
-        fs::set_permissions(&to, fs::Permissions::from_mode(0o644)).unwrap();
-    }
-    dir
-}
-
-fn build(from: &Path, to: &Path, prefixes: bool) {
-    build_tier(&[from.to_path_buf()], to, prefixes);
-}
 
 /// Damages bytes as a failing disk does: the modification time stays.
 fn damage(path: &Path, offsets: std::ops::Range<u64>) {
@@ -135,17 +118,15 @@ fn replay_damaged(
 }
 
 fn damaged_data_block(with_fast_tier: bool) {
-    let positions = workload("explore-34.txt").expect("the 3-4 piece request log");
-    let positions = &positions[..3000];
+    let positions = &workload_34()[..3000];
     let (table, offset) = busiest_data_byte(positions);
-    let slow = copy_tables();
+    let slow = copy_of_embedded_tables();
     let fast = tempfile::tempdir().unwrap();
-    let sums_dir = if with_fast_tier {
-        fast.path().to_path_buf()
+    if with_fast_tier {
+        build_tier(slow.path(), fast.path());
     } else {
-        slow.path().join(INTEGRITY_SUBDIR)
-    };
-    build(slow.path(), &sums_dir, with_fast_tier);
+        init_checksums(slow.path());
+    }
     flip(&slow.path().join(&table), offset);
 
     let tb = tablebase(
@@ -187,11 +168,10 @@ fn damaged_data_block_fails_only_its_probes_with_verify_init_checksums() {
 /// slow tier and answers stay right.
 #[test]
 fn damaged_prefix_falls_back_to_the_slow_tier() {
-    let positions = workload("explore-34.txt").expect("the 3-4 piece request log");
-    let positions = &positions[..2000];
-    let slow = copy_tables();
+    let positions = &workload_34()[..2000];
+    let slow = copy_of_embedded_tables();
     let fast = tempfile::tempdir().unwrap();
-    build(slow.path(), fast.path(), true);
+    build_tier(slow.path(), fast.path());
     // Damage the sparse index of the busiest table's prefix.
     let (table, _) = busiest_data_byte(positions);
     let layout = format::parse_file(&slow.path().join(&table)).unwrap();
@@ -230,9 +210,9 @@ fn damaged_prefix_falls_back_to_the_slow_tier() {
 /// layer answers 500 with it).
 #[tokio::test]
 async fn engine_error_names_table_and_offset() {
-    let slow = copy_tables();
+    let slow = copy_of_embedded_tables();
     let fast = tempfile::tempdir().unwrap();
-    build(slow.path(), fast.path(), true);
+    build_tier(slow.path(), fast.path());
     let table = "KQvKR.rtbz";
     let layout = format::parse_file(&slow.path().join(table)).unwrap();
     // Damage every data block, so any DTZ lookup in the table fails.
@@ -274,8 +254,8 @@ fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!(
-            "SKIPPED: cannot mount a small tmpfs here (needs root); the full-disk test did not run"
+        common::skipped(
+            "cannot mount a small tmpfs here (needs root); the full-disk test did not run",
         );
         return;
     }
@@ -286,7 +266,7 @@ fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
         }
     }
     let _unmount = Unmount(mount.path().to_path_buf());
-    let slow = copy_tables();
+    let slow = copy_of_embedded_tables();
     fs::write(slow.path().join("KQvKQ.rtbw"), b"not a table at all").unwrap();
     let summary = tier::build(&BuildOptions::new(
         vec![slow.path().to_path_buf()],
@@ -319,7 +299,7 @@ fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
     // Whatever was built is complete and used; the rest falls back.
     fs::remove_file(slow.path().join("KQvKQ.rtbw")).unwrap();
     let tb = tablebase(&[slow.path().to_path_buf()], Some(mount.path()), true);
-    let positions = workload("explore-34.txt").expect("the 3-4 piece request log");
+    let positions = workload_34();
     let reference = tablebase(&[embedded_tables_dir()], None, false);
     for pos in &positions[..500] {
         assert_eq!(answers(&tb, pos).ok(), answers(&reference, pos).ok());
@@ -348,11 +328,10 @@ fn integrity_cost_on_hot_cache() {
             .unwrap_or(0)
     }
 
-    let (dir, log) = match shared_tables_dir() {
-        Some(dir) => (dir, "explore-345.txt"),
-        None => (embedded_tables_dir(), "explore-34.txt"),
-    };
-    let positions = workload(log).expect("a request log");
+    let (dir, log) = shared_tables_and("workloads/explore-345.txt")
+        .unwrap_or_else(|| (embedded_tables_dir(), common::fixture("explore-34.txt")));
+    let positions = workload(&log);
+    let log = log.file_name().unwrap().to_string_lossy();
     let mut tiers = Vec::new();
     for block_size in [1024u32, 4096, 16384] {
         let fast = tempfile::tempdir().unwrap();
@@ -428,7 +407,7 @@ fn integrity_cost_on_hot_cache() {
 /// shows it, with its progress, on `/metrics`.
 #[test]
 fn scrub_names_a_damaged_table() {
-    let slow = copy_tables();
+    let slow = copy_of_embedded_tables();
     flip(&slow.path().join("KRvKB.rtbz"), 100);
     let state = server::scrub::ScrubState::default();
     server::scrub::scrub_pass(&[slow.path().to_path_buf()], 1000.0, &state);
@@ -465,8 +444,8 @@ fn kqvk_position() -> Chess {
 /// remembered, so the next probes fail at once instead of reading it again.
 #[test]
 fn header_that_fails_its_checksum_is_not_reread_on_every_probe() {
-    let slow = copy_tables();
-    build(slow.path(), &slow.path().join(INTEGRITY_SUBDIR), false);
+    let slow = copy_of_embedded_tables();
+    init_checksums(slow.path());
     flip(&slow.path().join("KQvK.rtbw"), 20);
     let tb = tablebase(&[slow.path().to_path_buf()], None, true);
     let pos = kqvk_position();
@@ -499,9 +478,9 @@ fn header_that_fails_its_checksum_is_not_reread_on_every_probe() {
 /// (never serving it unchecked), and a later probe tries again.
 #[tokio::test]
 async fn unreadable_manifest_fails_the_probe_and_is_retried() {
-    let slow = copy_tables();
+    let slow = copy_of_embedded_tables();
     let sums = slow.path().join(INTEGRITY_SUBDIR);
-    build(slow.path(), &sums, false);
+    init_checksums(slow.path());
     let manifest = sums.join("KQvK.rtbw.manifest");
     let saved = sums.join("saved.manifest");
     fs::rename(&manifest, &saved).unwrap();
@@ -533,7 +512,7 @@ async fn unreadable_manifest_fails_the_probe_and_is_retried() {
 /// whose checksums go missing later is an error, not served unchecked.
 #[tokio::test]
 async fn require_checksums_refuses_unchecked_tables() {
-    let slow = copy_tables();
+    let slow = copy_of_embedded_tables();
     let config = EngineConfig {
         tables: vec![slow.path().to_path_buf()],
         require_checksums: true,
@@ -549,7 +528,7 @@ async fn require_checksums_refuses_unchecked_tables() {
         "{message}"
     );
 
-    build(slow.path(), &slow.path().join(INTEGRITY_SUBDIR), false);
+    init_checksums(slow.path());
     let engine = Engine::open(&config).unwrap();
     fs::remove_file(
         slow.path()
@@ -569,7 +548,7 @@ async fn require_checksums_refuses_unchecked_tables() {
 /// directory at start and shown on `/metrics`.
 #[test]
 fn tables_without_checksums_are_counted() {
-    let slow = copy_tables();
+    let slow = copy_of_embedded_tables();
     let fs = server::store::tiered::TieredFilesystem::new(false, None, true);
     let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]).unwrap();
     assert_eq!(uncovered.len(), 1);
@@ -579,7 +558,7 @@ fn tables_without_checksums_are_counted() {
             .render()
             .contains("# TYPE zugzwang_tables_without_checksums gauge")
     );
-    build(slow.path(), &slow.path().join(INTEGRITY_SUBDIR), false);
+    init_checksums(slow.path());
     let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]).unwrap();
     assert!(uncovered.is_empty(), "{uncovered:?}");
 }

@@ -180,19 +180,14 @@ fn check_fixture(csv: PathBuf, engine: &Engine, rt: &tokio::runtime::Runtime) ->
 
 #[test]
 fn three_and_four_piece_fixtures_follow_the_rule() {
-    let Some(csv) = common::shared_file("testdata/positions-34.csv") else {
-        return;
-    };
+    let csv = common::fixture("positions-34.csv");
     let checked = check_fixture(csv, &embedded(), &runtime());
     assert!(checked >= 2000, "only {checked} positions");
 }
 
 #[test]
 fn five_piece_fixtures_follow_the_rule() {
-    let (Some(csv), Some(dir)) = (
-        common::shared_file("testdata/positions-345.csv"),
-        common::shared_tables_dir(),
-    ) else {
+    let Some((dir, csv)) = common::shared_tables_and("testdata/positions-345.csv") else {
         return;
     };
     let checked = check_fixture(csv, &common::engine_with(vec![dir]), &runtime());

@@ -1,5 +1,6 @@
 //! Our WDL and DTZ agree with python-chess, an independent Syzygy prober, on
-//! every position of the shared test sets.
+//! every position of the test sets: the 3-4 piece one the repository
+//! carries, and the 5-piece one in `shared/` when present.
 
 mod common;
 
@@ -56,19 +57,14 @@ fn tables(dirs: &[std::path::PathBuf]) -> Tables {
 
 #[test]
 fn three_and_four_piece_positions_agree_with_python_chess() {
-    let Some(csv) = common::shared_file("testdata/positions-34.csv") else {
-        return;
-    };
+    let csv = common::fixture("positions-34.csv");
     let checked = check_file(&csv, &tables(&[common::embedded_tables_dir()]));
     assert!(checked >= 2000, "only {checked} positions checked");
 }
 
 #[test]
 fn five_piece_positions_agree_with_python_chess() {
-    let (Some(csv), Some(dir)) = (
-        common::shared_file("testdata/positions-345.csv"),
-        common::shared_tables_dir(),
-    ) else {
+    let Some((dir, csv)) = common::shared_tables_and("testdata/positions-345.csv") else {
         return;
     };
     let checked = check_file(&csv, &tables(&[dir]));

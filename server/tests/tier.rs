@@ -7,9 +7,9 @@
 mod common;
 mod tier_support;
 
-use std::{path::PathBuf, sync::Arc};
+use std::{path::Path, sync::Arc};
 
-use common::{embedded_tables_dir, shared_tables_dir};
+use common::{embedded_tables_dir, shared_tables_and};
 use server::{
     store::{
         metrics::{self, Tier},
@@ -21,19 +21,15 @@ use shakmaty::Chess;
 use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
 use tier_support::*;
 
-fn build(from: &[PathBuf], to: &std::path::Path) -> tier::Summary {
-    build_tier(from, to, true)
-}
-
 /// Replays a request log with and without the fast tier; with it, no lookup
 /// may make more than one slow read and no table open any; both must give
 /// the same answers.
-fn replay_both(dirs: &[PathBuf], log: &str) {
-    let Some(positions) = workload(log) else {
-        return;
-    };
+fn replay_both(dir: &Path, log: &Path) {
+    let positions = workload(log);
+    let log = log.file_name().unwrap().to_string_lossy();
+    let dirs = &[dir.to_path_buf()];
     let fast = tempfile::tempdir().unwrap();
-    let summary = build(dirs, fast.path());
+    let summary = build_tier(dir, fast.path());
     println!(
         "{log}: tier built for {} tables:\n{summary}",
         summary.total().tables
@@ -83,15 +79,15 @@ fn replay_both(dirs: &[PathBuf], log: &str) {
 
 #[test]
 fn replay_34_costs_at_most_one_slow_read_per_lookup() {
-    replay_both(&[embedded_tables_dir()], "explore-34.txt");
+    replay_both(&embedded_tables_dir(), &common::fixture("explore-34.txt"));
 }
 
 #[test]
 fn replay_345_costs_at_most_one_slow_read_per_lookup() {
-    let Some(shared) = shared_tables_dir() else {
+    let Some((shared, log)) = shared_tables_and("workloads/explore-345.txt") else {
         return;
     };
-    replay_both(&[shared], "explore-345.txt");
+    replay_both(&shared, &log);
 }
 
 /// The parser's prefix boundary is where shakmaty-syzygy's reads change from
@@ -100,18 +96,16 @@ fn replay_345_costs_at_most_one_slow_read_per_lookup() {
 #[test]
 fn prefix_ends_where_the_prober_reads_data() {
     let mut dirs = vec![embedded_tables_dir()];
-    let mut logs = vec!["explore-34.txt"];
-    if let Some(shared) = shared_tables_dir() {
+    let mut logs = vec![common::fixture("explore-34.txt")];
+    if let Some((shared, log)) = shared_tables_and("workloads/explore-345.txt") {
         dirs = vec![shared];
-        logs.push("explore-345.txt");
+        logs.push(log);
     }
     let prefixes = prefix_lengths(&dirs);
     let tb = tablebase(&dirs, None, false);
     let mut seen = 0;
     for log in logs {
-        let Some(positions) = workload(log) else {
-            continue;
-        };
+        let positions = workload(&log);
         replay(&tb, &positions, |events| {
             for e in events {
                 let prefix = prefixes[&*e.table];
@@ -145,9 +139,9 @@ fn rerun_skips_up_to_date_prefixes_and_dry_run_writes_nothing() {
     });
     assert_eq!(dry.total().tables, 70);
     assert!(!fast.path().join("never").exists());
-    let first = build(&[embedded_tables_dir()], fast.path());
+    let first = build_tier(&embedded_tables_dir(), fast.path());
     assert_eq!((first.built, first.up_to_date), (70, 0));
-    let second = build(&[embedded_tables_dir()], fast.path());
+    let second = build_tier(&embedded_tables_dir(), fast.path());
     assert_eq!((second.built, second.up_to_date), (0, 70));
     // The summary's regions add up to the files.
     let bytes: u64 = std::fs::read_dir(embedded_tables_dir())
@@ -172,7 +166,7 @@ fn stale_prefix_is_detected_and_not_used() {
     ] {
         std::fs::copy(embedded_tables_dir().join(name), slow.path().join(name)).unwrap();
     }
-    build(&[slow.path().to_path_buf()], fast.path());
+    build_tier(slow.path(), fast.path());
     // Replace KQvKR.rtbw: same bytes, new file (a new modification time).
     let table = slow.path().join("KQvKR.rtbw");
     let bytes = std::fs::read(&table).unwrap();

@@ -2,25 +2,17 @@
 //! block answered with 500 naming the table and offset.
 
 mod common;
+mod tier_support;
 
-use std::{fs, os::unix::fs::PermissionsExt, path::Path};
+use std::{fs, path::Path};
 
 use axum::http::StatusCode;
-use http_body_util::BodyExt;
 use server::{
     engine::{Engine, EngineConfig},
     store::format,
-    tier::{self, BuildOptions},
+    tier,
 };
-use tower::ServiceExt;
-
-fn build(from: &Path, to: &Path) {
-    let summary = tier::build(&BuildOptions::new(
-        vec![from.to_path_buf()],
-        to.to_path_buf(),
-    ));
-    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
-}
+use tier_support::build_tier;
 
 fn router(slow: &Path, fast: &Path) -> axum::Router {
     common::router(
@@ -33,22 +25,12 @@ fn router(slow: &Path, fast: &Path) -> axum::Router {
     )
 }
 
+/// A GET's status, `X-Probe-Reads` header and body.
 async fn get(router: &axum::Router, uri: &str) -> (StatusCode, Option<String>, String) {
-    let response = router
-        .clone()
-        .oneshot(
-            axum::http::Request::get(uri)
-                .body(axum::body::Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
-    let status = response.status();
-    let reads = response
-        .headers()
+    let (status, headers, body) = common::get_with_headers(router, uri, None).await;
+    let reads = headers
         .get("x-probe-reads")
         .map(|v| v.to_str().unwrap().to_string());
-    let body = response.into_body().collect().await.unwrap().to_bytes();
     (status, reads, String::from_utf8_lossy(&body).into_owned())
 }
 
@@ -64,7 +46,7 @@ fn tally(header: &str) -> (u64, u64) {
 #[tokio::test]
 async fn answers_carry_their_reads_and_metrics_count_them() {
     let fast = tempfile::tempdir().unwrap();
-    build(&common::embedded_tables_dir(), fast.path());
+    build_tier(&common::embedded_tables_dir(), fast.path());
     let router = router(&common::embedded_tables_dir(), fast.path());
     let uri = "/standard?fen=4k3/8/8/8/8/8/3r4/KQ6_w_-_-_0_1";
     let (status, reads, _) = get(&router, uri).await;
@@ -100,15 +82,9 @@ async fn answers_carry_their_reads_and_metrics_count_them() {
 
 #[tokio::test]
 async fn damaged_block_is_a_500_naming_table_and_offset() {
-    let slow = tempfile::tempdir().unwrap();
-    for entry in fs::read_dir(common::embedded_tables_dir()).unwrap() {
-        let path = entry.unwrap().path();
-        let to = slow.path().join(path.file_name().unwrap());
-        fs::copy(&path, &to).unwrap();
-        fs::set_permissions(&to, fs::Permissions::from_mode(0o644)).unwrap();
-    }
+    let slow = common::copy_of_embedded_tables();
     let fast = tempfile::tempdir().unwrap();
-    build(slow.path(), fast.path());
+    build_tier(slow.path(), fast.path());
     let table = slow.path().join("KQvKR.rtbz");
     let layout = format::parse_file(&table).unwrap();
     let modified = fs::metadata(&table).unwrap().modified().unwrap();

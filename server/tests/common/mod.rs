@@ -11,29 +11,60 @@ pub fn embedded_tables_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tables")
 }
 
-/// The shared 5-piece tables beside the checkout, if present. Tests that need
-/// them say so loudly when they are missing instead of passing silently.
+/// A file the repository carries in `tests/fixtures/` (cut from `shared/`,
+/// so that tests of the embedded tables run on a bare clone too).
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// The shared 5-piece tables beside the checkout, if present. A test that
+/// needs them says so in one `SKIPPED:` line when they are missing, rather
+/// than passing silently.
 pub fn shared_tables_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/syzygy/standard");
-    if dir.is_dir() {
-        return Some(dir);
+    let [dir] = shared(["syzygy/standard"])?;
+    Some(dir)
+}
+
+/// The shared 5-piece tables and a file of `shared/` that goes with them
+/// (a 5-piece workload or expected values), if both are present; otherwise
+/// one `SKIPPED:` line names what is missing.
+pub fn shared_tables_and(file: &str) -> Option<(PathBuf, PathBuf)> {
+    let [dir, file] = shared(["syzygy/standard", file])?;
+    Some((dir, file))
+}
+
+/// Paths in `shared/` beside the checkout (CI has it, a fresh clone does not).
+fn shared<const N: usize>(relative: [&str; N]) -> Option<[PathBuf; N]> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("the checkout has a parent")
+        .join("shared");
+    let paths = relative.map(|path| root.join(path));
+    let missing: Vec<String> = paths
+        .iter()
+        .filter(|path| !path.exists())
+        .map(|path| path.display().to_string())
+        .collect();
+    if missing.is_empty() {
+        return Some(paths);
     }
-    eprintln!(
-        "SKIPPED: {} is missing; the 5-piece part of this test did not run",
-        dir.display()
-    );
+    skipped(&format!(
+        "{} missing; the 5-piece part of this test did not run",
+        missing.join(" and ")
+    ));
     None
 }
 
-pub fn shared_file(relative: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared")
-        .join(relative);
-    if path.is_file() {
-        return Some(path);
-    }
-    eprintln!("SKIPPED: {} is missing", path.display());
-    None
+/// Prints `SKIPPED: <test>: <why>` straight to stderr: the test harness
+/// captures `eprintln!` of passing tests, and a skip should be seen.
+pub fn skipped(why: &str) {
+    use std::io::Write;
+    let current = std::thread::current();
+    let test = current.name().unwrap_or("a test");
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {why}");
 }
 
 pub fn engine_with(dirs: Vec<PathBuf>) -> Engine {
@@ -44,12 +75,16 @@ pub fn engine_with(dirs: Vec<PathBuf>) -> Engine {
     .expect("tables load")
 }
 
-/// Copies the embedded tables into a fresh temporary directory the test may damage.
+/// Copies the embedded tables into a fresh temporary directory the test may
+/// damage; writable even where the checkout's tables are read-only.
 pub fn copy_of_embedded_tables() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("temp dir");
     for entry in std::fs::read_dir(embedded_tables_dir()).expect("tables dir") {
         let path = entry.expect("entry").path();
-        std::fs::copy(&path, dir.path().join(path.file_name().expect("file name"))).expect("copy");
+        let to = dir.path().join(path.file_name().expect("file name"));
+        std::fs::copy(&path, &to).expect("copy");
+        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     }
     dir
 }
@@ -73,6 +108,21 @@ pub async fn get(
     uri: &str,
     accept: Option<&str>,
 ) -> (axum::http::StatusCode, String, Vec<u8>) {
+    let (status, headers, body) = get_with_headers(router, uri, accept).await;
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    (status, content_type, body)
+}
+
+/// A GET request's status, all its headers and body.
+pub async fn get_with_headers(
+    router: &axum::Router,
+    uri: &str,
+    accept: Option<&str>,
+) -> (axum::http::StatusCode, axum::http::HeaderMap, Vec<u8>) {
     use http_body_util::BodyExt;
     use tower::ServiceExt;
     let mut request = axum::http::Request::get(uri);
@@ -84,21 +134,9 @@ pub async fn get(
         .oneshot(request.body(axum::body::Body::empty()).expect("request"))
         .await
         .expect("router answers");
-    let status = response.status();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes()
-        .to_vec();
-    (status, content_type, body)
+    let (parts, body) = response.into_parts();
+    let body = body.collect().await.expect("body").to_bytes().to_vec();
+    (parts.status, parts.headers, body)
 }
 
 /// A GET that must answer with JSON; returns status and the parsed body.

@@ -1,6 +1,6 @@
-//! Shared by the tier and integrity tests: building a tier, the request
-//! logs, and a replay that checks the reads of every table lookup. Needs
-//! `mod common;` beside it.
+//! Shared by the tier and integrity tests: building a tier or checksums,
+//! the request logs, and a replay that checks the reads of every table
+//! lookup. Needs `mod common;` beside it.
 
 #![allow(dead_code)]
 
@@ -18,28 +18,46 @@ use server::store::{
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
 
-/// Builds a fast tier (or, without prefixes, only checksums) and insists
-/// every table made it.
-pub fn build_tier(from: &[PathBuf], to: &Path, prefixes: bool) -> server::tier::Summary {
-    let summary = server::tier::build(&server::tier::BuildOptions {
-        prefixes,
-        ..server::tier::BuildOptions::new(from.to_vec(), to.to_path_buf())
-    });
+/// Builds a fast tier (prefixes and checksums) for the tables of one
+/// directory, as `tier build` does, and insists every table made it.
+pub fn build_tier(tables: &Path, fast: &Path) -> server::tier::Summary {
+    build(server::tier::BuildOptions::new(
+        vec![tables.to_path_buf()],
+        fast.to_path_buf(),
+    ))
+}
+
+/// Writes checksums only, beside the tables, as `verify --init` does, and
+/// insists every table made it.
+pub fn init_checksums(tables: &Path) -> server::tier::Summary {
+    build(server::tier::BuildOptions {
+        prefixes: false,
+        ..server::tier::BuildOptions::new(
+            vec![tables.to_path_buf()],
+            tables.join(server::store::tiered::INTEGRITY_SUBDIR),
+        )
+    })
+}
+
+fn build(options: server::tier::BuildOptions) -> server::tier::Summary {
+    let summary = server::tier::build(&options);
     assert!(summary.failures.is_empty(), "{:?}", summary.failures);
     summary
 }
 
-/// Positions of a request log in `shared/workloads`, when present.
-pub fn workload(name: &str) -> Option<Vec<Chess>> {
-    let path = crate::common::shared_file(&format!("workloads/{name}"))?;
+/// The positions of a request log (one FEN per line).
+pub fn workload(path: &Path) -> Vec<Chess> {
     let text =
-        std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
-    Some(
-        text.lines()
-            .filter_map(|line| Fen::from_ascii(line.trim().as_bytes()).ok())
-            .filter_map(|fen| fen.into_position::<Chess>(CastlingMode::Standard).ok())
-            .collect(),
-    )
+        std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    text.lines()
+        .filter_map(|line| Fen::from_ascii(line.trim().as_bytes()).ok())
+        .filter_map(|fen| fen.into_position::<Chess>(CastlingMode::Standard).ok())
+        .collect()
+}
+
+/// The 3-4 piece request log the repository carries.
+pub fn workload_34() -> Vec<Chess> {
+    workload(&crate::common::fixture("explore-34.txt"))
 }
 
 pub fn tablebase(dirs: &[PathBuf], fast: Option<&Path>, check_blocks: bool) -> Tablebase<Chess> {
