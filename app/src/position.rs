@@ -4,7 +4,7 @@
 //! editor), so both sides reject the same positions with the same words.
 
 use shakmaty::{
-    CastlingMode, Chess, Position, PositionError, PositionErrorKinds,
+    Board, CastlingMode, Chess, Position, PositionError, PositionErrorKinds,
     fen::{Fen, ParseFenError},
 };
 
@@ -26,14 +26,45 @@ pub enum FenError {
 /// produce) is accepted, as lila-tablebase and python-chess accept it: the
 /// tables answer such positions. Everything else must be legal.
 pub fn parse_fen(text: &str) -> Result<Chess, FenError> {
+    position_of(setup_of(text)?)
+}
+
+/// A FEN as the page shows it: the position, or why there is none, and the
+/// pieces the FEN places either way (an illegal position still shows them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FenReading {
+    pub position: Result<Chess, FenError>,
+    pub placement: Board,
+}
+
+/// Reads a FEN once for both the position and the pieces on show, with the
+/// same rules as [`parse_fen`].
+pub fn read_fen(text: &str) -> FenReading {
+    match setup_of(text) {
+        Ok(fen) => FenReading {
+            placement: fen.as_setup().board.clone(),
+            position: position_of(fen),
+        },
+        Err(err) => FenReading {
+            position: Err(err),
+            placement: Board::empty(),
+        },
+    }
+}
+
+/// The FEN's fields, before any rule of chess is checked.
+fn setup_of(text: &str) -> Result<Fen, FenError> {
     let text = text.trim().replace('_', " ");
     if text.is_empty() {
         return Err(FenError::Missing);
     }
-    let fen = Fen::from_ascii(text.as_bytes()).map_err(|err| FenError::Malformed {
+    Fen::from_ascii(text.as_bytes()).map_err(|err| FenError::Malformed {
         fen: text.clone(),
         part: malformed_part(err),
-    })?;
+    })
+}
+
+fn position_of(fen: Fen) -> Result<Chess, FenError> {
     fen.into_position::<Chess>(CastlingMode::Standard)
         .or_else(PositionError::ignore_invalid_ep_square)
         .or_else(PositionError::ignore_invalid_castling_rights)
@@ -110,6 +141,16 @@ mod tests {
         let pos = parse_fen("4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1").expect("legal");
         assert_eq!(to_fen(&pos), "4k3/8/8/8/8/8/8/4K2R w - - 0 1");
         assert_eq!(piece_count(&pos), 3);
+    }
+
+    #[test]
+    fn an_illegal_position_still_places_its_pieces() {
+        let reading = read_fen("4k3/8/8/8/8/8/8/3KK3_w_-_-_0_1");
+        assert!(reading.position.is_err());
+        assert_eq!(reading.placement.occupied().count(), 3);
+        let legal = read_fen("4k3/8/8/8/8/8/8/4K2R w - - 0 1");
+        assert_eq!(legal.placement, *legal.position.expect("legal").board());
+        assert_eq!(read_fen("not a fen").placement, Board::empty());
     }
 
     #[test]
