@@ -93,6 +93,26 @@ pub struct PositionInfo {
     pub category: Category,
 }
 
+impl PositionInfo {
+    /// A position the tables gave no answer for: nothing is known of it,
+    /// not even mate (the page lists such moves when the server is out of reach).
+    pub fn unknown() -> Self {
+        PositionInfo {
+            checkmate: false,
+            stalemate: false,
+            variant_win: false,
+            variant_loss: false,
+            insufficient_material: false,
+            dtz: None,
+            precise_dtz: None,
+            dtm: None,
+            dtw: None,
+            dtc: None,
+            category: Category::Unknown,
+        }
+    }
+}
+
 /// One legal move and what it leads to.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct MoveInfo {

@@ -9,6 +9,7 @@ pub mod api;
 pub mod components;
 pub mod position;
 pub mod source;
+pub mod text;
 
 use leptos::prelude::*;
 use leptos_meta::{Meta, MetaTags, Stylesheet, Title, provide_meta_context};

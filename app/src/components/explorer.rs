@@ -29,6 +29,7 @@ use crate::{
     },
     position::{parse_fen, to_fen},
     source::{encode, fetch_answer},
+    text::capitalized,
 };
 
 /// Where a visitor without a `?fen=` starts: a classic won rook ending.
@@ -246,7 +247,7 @@ pub fn Explorer() -> impl IntoView {
             let pos = parsed.get_untracked();
             match (pos, answer) {
                 (Err(reason), _) => view! {
-                    <Status text=sentence(&reason) class="error"/>
+                    <Status text=capitalized(&reason) class="error"/>
                     <div class="move-list" data-fen="">
                         <p class="no-moves">"No moves: the position is not legal."</p>
                     </div>
@@ -347,15 +348,6 @@ fn sendable<F: std::future::Future>(future: F) -> send_wrapper::SendWrapper<F> {
 #[cfg(feature = "ssr")]
 fn sendable<F: std::future::Future>(future: F) -> F {
     future
-}
-
-/// An error message as a sentence: capital first letter.
-fn sentence(message: &str) -> String {
-    let mut chars = message.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
 
 /// The tab's title: the material and the side to move, "KRvK, white to move".

@@ -7,6 +7,7 @@ pub mod explorer;
 pub mod fen_box;
 pub mod mainline;
 pub mod move_list;
+pub mod outcome;
 pub mod pieces;
 pub mod stats;
 pub mod status;

@@ -9,65 +9,11 @@ use leptos::prelude::*;
 use shakmaty::{Chess, Position, Square, uci::UciMove};
 
 use crate::{
-    api::{Category, MoveInfo},
-    components::status::category_class,
+    api::{MoveInfo, PositionInfo},
+    components::{board::move_squares, outcome::Outcome},
     position::to_fen,
     source::encode,
 };
-
-/// The groups of the list, in the order a player looks for them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Group {
-    Winning,
-    CursedBlessed,
-    Drawing,
-    Losing,
-    Unknown,
-}
-
-impl Group {
-    /// The group of a move, from the category the API gives (the opponent's view).
-    fn of(info: &MoveInfo) -> Group {
-        match info.pos.category.flip() {
-            Category::Win | Category::SyzygyWin | Category::MaybeWin => Group::Winning,
-            Category::CursedWin | Category::BlessedLoss => Group::CursedBlessed,
-            Category::Draw => Group::Drawing,
-            Category::Loss | Category::SyzygyLoss | Category::MaybeLoss => Group::Losing,
-            Category::Unknown => Group::Unknown,
-        }
-    }
-
-    fn title(self) -> &'static str {
-        match self {
-            Group::Winning => "Winning",
-            Group::CursedBlessed => "Cursed win / blessed loss (drawn by the 50-move rule)",
-            Group::Drawing => "Drawing",
-            Group::Losing => "Losing",
-            Group::Unknown => "Unknown",
-        }
-    }
-
-    /// A shape next to the colour, so the groups differ without colour vision.
-    fn icon(self) -> &'static str {
-        match self {
-            Group::Winning => "▲",
-            Group::CursedBlessed => "◆",
-            Group::Drawing => "●",
-            Group::Losing => "▼",
-            Group::Unknown => "?",
-        }
-    }
-
-    fn class(self) -> &'static str {
-        match self {
-            Group::Winning => "win",
-            Group::CursedBlessed => "cursed",
-            Group::Drawing => "draw",
-            Group::Losing => "loss",
-            Group::Unknown => "unknown",
-        }
-    }
-}
 
 /// A move as the list needs it: the API's answer plus where it leads.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,7 +39,7 @@ pub fn listed_moves(pos: &Chess, moves: &[MoveInfo]) -> Vec<ListedMove> {
                 after.play_unchecked(*m);
                 to_fen(&after)
             });
-            let squares = m.as_ref().and_then(crate::components::board::move_squares);
+            let squares = m.as_ref().and_then(move_squares);
             ListedMove {
                 info: info.clone(),
                 fen_after,
@@ -114,20 +60,8 @@ pub fn unknown_moves(pos: &Chess) -> Vec<MoveInfo> {
                 uci,
                 san,
                 zeroing: m.is_zeroing(),
-                conversion: m.is_capture() || m.is_promotion(),
-                pos: crate::api::PositionInfo {
-                    checkmate: false,
-                    stalemate: false,
-                    variant_win: false,
-                    variant_loss: false,
-                    insufficient_material: false,
-                    dtz: None,
-                    precise_dtz: None,
-                    dtm: None,
-                    dtw: None,
-                    dtc: None,
-                    category: Category::Unknown,
-                },
+                conversion: m.is_conversion(),
+                pos: PositionInfo::unknown(),
             }
         })
         .collect()
@@ -147,9 +81,11 @@ pub fn MoveList(
         return view! { <p class="no-moves">"No legal moves."</p> }.into_any();
     }
     // Consecutive runs of the same group, keeping the server's order.
-    let mut groups: Vec<(Group, Vec<ListedMove>)> = Vec::new();
+    let mut groups: Vec<(Outcome, Vec<ListedMove>)> = Vec::new();
     for m in moves {
-        let group = Group::of(&m.info);
+        // The API gives the category of the position after the move: the
+        // opponent's view.
+        let group = Outcome::of(m.info.pos.category.flip());
         match groups.last_mut() {
             Some((last, list)) if *last == group => list.push(m),
             _ => groups.push((group, vec![m])),
@@ -185,7 +121,7 @@ pub fn MoveList(
 #[component]
 fn MoveRow(
     m: ListedMove,
-    group: Group,
+    group: Outcome,
     on_hover: Callback<Option<(Square, Square)>>,
     on_pick: Callback<(String, (Square, Square))>,
     on_prefetch: Callback<String>,
@@ -222,7 +158,7 @@ fn MoveRow(
     view! {
         <li>
             <a
-                class=format!("move {}", category_class(mover_category))
+                class=format!("move {}", Outcome::of(mover_category).class())
                 href=href
                 data-uci=info.uci.clone()
                 data-san=info.san.clone()

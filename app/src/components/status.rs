@@ -6,8 +6,9 @@ use shakmaty::{Chess, Color, Position};
 
 use crate::{
     api::{Category, TablebaseAnswer},
-    components::pieces::color_name,
+    components::{outcome::Outcome, pieces::color_name},
     position::piece_count,
+    text::capitalized,
 };
 
 /// The verdict in words plus a class for its colour (`win`, `draw`, `loss`,
@@ -59,26 +60,7 @@ pub fn status_line(pos: &Chess, answer: Result<&TablebaseAnswer, &str>) -> (Stri
         Category::Loss => format!("{side} to move loses{dtz}"),
         Category::Unknown => format!("Not in the tables ({pieces} pieces)"),
     };
-    (text, category_class(answer.pos.category))
-}
-
-/// The colour class of a category from the view of whoever it describes.
-pub fn category_class(category: Category) -> &'static str {
-    match category {
-        Category::Win | Category::SyzygyWin | Category::MaybeWin => "win",
-        Category::CursedWin | Category::BlessedLoss => "cursed",
-        Category::Draw => "draw",
-        Category::Loss | Category::SyzygyLoss | Category::MaybeLoss => "loss",
-        Category::Unknown => "unknown",
-    }
-}
-
-fn capitalized(word: &str) -> String {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
+    (text, Outcome::of(answer.pos.category).class())
 }
 
 /// Who is to move, for the line under the status.
