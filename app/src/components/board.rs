@@ -7,20 +7,14 @@
 //! a square never loses a drag, and the same code serves mouse, pen and touch.
 
 use leptos::{html, prelude::*, web_sys::PointerEvent};
-use shakmaty::{CastlingSide, Chess, Color, File, Move, Piece, Position, Rank, Role, Square};
+use shakmaty::{CastlingSide, Chess, Color, Move, Position, Role, Square};
 
 use crate::components::{
+    arrow::arrow,
     drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
-    pieces::{piece_class, piece_name, role_name},
+    promotion::{PendingPromotion, promotion_dialog},
+    square::{display_square, square_shade, square_view},
 };
-
-/// A pawn move waiting for the player to pick the new piece.
-#[derive(Clone, Debug, PartialEq)]
-struct PendingPromotion {
-    to: Square,
-    color: Color,
-    moves: Vec<Move>,
-}
 
 #[component]
 pub fn Board(
@@ -41,41 +35,73 @@ pub fn Board(
     /// Called with a legal move the player made on the board.
     on_move: Callback<Move>,
 ) -> impl IntoView {
-    let board_ref = NodeRef::<html::Div>::new();
-    let selected = RwSignal::new(None::<Square>);
-    let drag = RwSignal::new(None::<Drag>);
-    let promotion = RwSignal::new(None::<PendingPromotion>);
-
+    let play = Play {
+        pos,
+        orientation,
+        node: NodeRef::new(),
+        selected: RwSignal::new(None),
+        drag: RwSignal::new(None),
+        promotion: RwSignal::new(None),
+        on_move,
+    };
     // A new position clears any half-made move.
-    Effect::watch(
-        move || pos.track(),
-        move |_, _, _| {
-            selected.set(None);
-            drag.set(None);
-            promotion.set(None);
-        },
-        false,
-    );
+    Effect::watch(move || pos.track(), move |_, _, _| play.clear(), false);
+    let marks = Marks::new(play, placement, last_move, hover);
 
-    let targets = Memo::new(move |_| {
-        let (Some(pos), Some(from)) = (pos.get(), selected.get()) else {
-            return Vec::new();
-        };
-        pos.legal_moves()
-            .iter()
-            .filter(|m| m.from() == Some(from))
-            .flat_map(ui_targets)
-            .collect::<Vec<Square>>()
-    });
-    let check_square = Memo::new(move |_| {
-        pos.get()
-            .filter(|p| p.is_check())
-            .and_then(|p| p.board().king_of(p.turn()))
-    });
+    let squares = move || {
+        let orientation = orientation.get();
+        (0..64u32)
+            .map(|i| {
+                let sq = display_square(orientation, i % 8, i / 8);
+                let class = Signal::derive(move || marks.class(sq));
+                square_view(i, sq, class, placement, play.drag.into())
+            })
+            .collect_view()
+    };
 
-    // Plays from→to if legal; asks for the piece first when it promotes.
-    let try_move = move |from: Square, to: Square| -> bool {
-        let Some(pos) = pos.get_untracked() else {
+    view! {
+        <div class="board-wrap">
+            <div
+                class="board"
+                class:flipped=move || orientation.get() == Color::Black
+                node_ref=play.node
+                on:pointerdown=move |ev| play.press(ev)
+                on:pointermove=move |ev| follow_pointer(play.drag, play.node, &ev)
+                on:pointerup=move |ev| play.release(ev)
+                on:pointercancel=move |_: PointerEvent| play.drag.set(None)
+            >
+                {squares}
+                {arrow(orientation, hover)}
+                {ghost(play.drag.into())}
+            </div>
+            {promotion_dialog(play.promotion, move |role| play.choose(role))}
+        </div>
+    }
+}
+
+/// A move in the making on the board, and where it goes when made.
+#[derive(Clone, Copy)]
+struct Play {
+    pos: Signal<Option<Chess>>,
+    orientation: Signal<Color>,
+    node: NodeRef<html::Div>,
+    /// The square whose piece moves next (a click on a target plays it).
+    selected: RwSignal<Option<Square>>,
+    drag: RwSignal<Option<Drag>>,
+    promotion: RwSignal<Option<PendingPromotion>>,
+    on_move: Callback<Move>,
+}
+
+impl Play {
+    fn clear(self) {
+        self.selected.set(None);
+        self.drag.set(None);
+        self.promotion.set(None);
+    }
+
+    /// Plays from→to if legal; asks for the piece first when it promotes.
+    fn try_move(self, from: Square, to: Square) -> bool {
+        let Some(pos) = self.pos.get_untracked() else {
             return false;
         };
         let moves: Vec<Move> = pos
@@ -86,243 +112,144 @@ pub fn Board(
         match moves.first() {
             None => false,
             Some(m) if m.is_promotion() => {
-                promotion.set(Some(PendingPromotion {
+                self.promotion.set(Some(PendingPromotion {
                     to,
                     color: pos.turn(),
                     moves,
                 }));
-                selected.set(None);
+                self.selected.set(None);
                 true
             }
             Some(m) => {
-                selected.set(None);
-                on_move.run(*m);
+                self.selected.set(None);
+                self.on_move.run(*m);
                 true
             }
         }
-    };
+    }
 
-    let on_down = move |ev: PointerEvent| {
-        if ev.button() != 0 || promotion.get_untracked().is_some() {
+    /// A press: the second click of a click-click move, or a piece of the
+    /// side to move picked up (selected, and dragged if the pointer moves).
+    fn press(self, ev: PointerEvent) {
+        if ev.button() != 0 || self.promotion.get_untracked().is_some() {
             return;
         }
-        let (Some(pos), Some(at)) = (pos.get_untracked(), BoardPoint::of(board_ref, &ev)) else {
+        let (Some(pos), Some(at)) = (self.pos.get_untracked(), BoardPoint::of(self.node, &ev))
+        else {
             return;
         };
-        let Some(sq) = at.square(orientation.get_untracked()) else {
+        let Some(sq) = at.square(self.orientation.get_untracked()) else {
             return;
         };
         ev.prevent_default();
-        if let Some(from) = selected.get_untracked()
+        if let Some(from) = self.selected.get_untracked()
             && from != sq
-            && try_move(from, sq)
+            && self.try_move(from, sq)
         {
             return;
         }
         match pos.board().piece_at(sq) {
             Some(piece) if piece.color == pos.turn() => {
-                selected.set(Some(sq));
-                drag.set(Some(Drag::new(sq, piece, at)));
-                capture_pointer(board_ref, &ev);
+                self.selected.set(Some(sq));
+                self.drag.set(Some(Drag::new(sq, piece, at)));
+                capture_pointer(self.node, &ev);
             }
-            _ => selected.set(None),
+            _ => self.selected.set(None),
         }
-    };
-    let on_up = move |ev: PointerEvent| {
-        if let Some((d, Some(to))) = drop_piece(drag, board_ref, &ev, orientation.get_untracked())
+    }
+
+    /// A release: a dragged piece dropped on another square moves there.
+    fn release(self, ev: PointerEvent) {
+        let orientation = self.orientation.get_untracked();
+        if let Some((d, Some(to))) = drop_piece(self.drag, self.node, &ev, orientation)
             && to != d.from
         {
-            try_move(d.from, to);
+            self.try_move(d.from, to);
         }
-    };
-    let on_cancel = move |_: PointerEvent| drag.set(None);
+    }
 
-    let choose = move |role: Role| {
-        if let Some(p) = promotion.get_untracked() {
-            promotion.set(None);
+    /// The piece picked in the promotion dialog.
+    fn choose(self, role: Role) {
+        if let Some(p) = self.promotion.get_untracked() {
+            self.promotion.set(None);
             if let Some(m) = p.moves.into_iter().find(|m| m.promotion() == Some(role)) {
-                on_move.run(m);
+                self.on_move.run(m);
             }
         }
-    };
-
-    let squares = move || {
-        let orientation = orientation.get();
-        (0..64u32)
-            .map(|i| {
-                let sq = display_square(orientation, i % 8, i / 8);
-                let class = Signal::derive(move || {
-                    let mut class = String::from(if sq.is_light() {
-                        "square light"
-                    } else {
-                        "square dark"
-                    });
-                    if selected.get() == Some(sq) {
-                        class.push_str(" selected");
-                    }
-                    if targets.with(|t| t.contains(&sq)) {
-                        class.push_str(if placement.with(|b| b.piece_at(sq).is_some()) {
-                            " target capture"
-                        } else {
-                            " target"
-                        });
-                    }
-                    if last_move.get().is_some_and(|(a, b)| a == sq || b == sq) {
-                        class.push_str(" last");
-                    }
-                    if hover.get().is_some_and(|(a, b)| a == sq || b == sq) {
-                        class.push_str(" hover");
-                    }
-                    if check_square.get() == Some(sq) {
-                        class.push_str(" check");
-                    }
-                    class
-                });
-                square_view(i, sq, class, placement, drag.into())
-            })
-            .collect_view()
-    };
-
-    // The hovered move from the list as an arrow, so it reads at a glance.
-    let arrow = move || {
-        hover.get().map(|(from, to)| {
-            let o = orientation.get();
-            let (x1, y1) = square_center(o, from);
-            let (x2, y2) = square_center(o, to);
-            let (dx, dy) = (x2 - x1, y2 - y1);
-            let len = (dx * dx + dy * dy).sqrt().max(0.01);
-            let (ux, uy) = (dx / len, dy / len);
-            // Stop the shaft short of the head; the head is a triangle at the target.
-            let (bx, by) = (x2 - ux * 0.4, y2 - uy * 0.4);
-            let head = format!(
-                "{:.3},{:.3} {:.3},{:.3} {:.3},{:.3}",
-                x2 - ux * 0.1,
-                y2 - uy * 0.1,
-                bx - uy * 0.25,
-                by + ux * 0.25,
-                bx + uy * 0.25,
-                by - ux * 0.25
-            );
-            view! {
-                <svg class="arrow" viewBox="0 0 8 8" aria-hidden="true">
-                    <line
-                        x1=format!("{x1:.3}")
-                        y1=format!("{y1:.3}")
-                        x2=format!("{bx:.3}")
-                        y2=format!("{by:.3}")
-                        stroke-width="0.18"
-                        stroke-linecap="round"
-                    ></line>
-                    <polygon points=head></polygon>
-                </svg>
-            }
-        })
-    };
-
-    let dialog = move || {
-        promotion.get().map(|p| {
-            let roles = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
-            view! {
-                <div class="promotion" role="dialog" aria-label="Promote to">
-                    <p>"Promote to"</p>
-                    <div class="choices">
-                        {roles
-                            .into_iter()
-                            .map(|role| {
-                                let piece = Piece { color: p.color, role };
-                                view! {
-                                    <button
-                                        class="choice"
-                                        data-role=role.char().to_string()
-                                        aria-label=format!("Promote to {}", role_name(role))
-                                        title=role_name(role)
-                                        on:click=move |_| choose(role)
-                                    >
-                                        <div class=piece_class(piece)></div>
-                                    </button>
-                                }
-                            })
-                            .collect_view()}
-                    </div>
-                    <button class="cancel" on:click=move |_| promotion.set(None)>
-                        "Cancel"
-                    </button>
-                    <span class="to" hidden>{p.to.to_string()}</span>
-                </div>
-            }
-        })
-    };
-
-    view! {
-        <div class="board-wrap">
-            <div
-                class="board"
-                class:flipped=move || orientation.get() == Color::Black
-                node_ref=board_ref
-                on:pointerdown=on_down
-                on:pointermove=move |ev| follow_pointer(drag, board_ref, &ev)
-                on:pointerup=on_up
-                on:pointercancel=on_cancel
-            >
-                {squares}
-                {arrow}
-                {ghost(drag.into())}
-            </div>
-            {dialog}
-        </div>
     }
 }
 
-/// One square as both boards draw it: its piece (faded while lifted by a
-/// drag) and, on the bottom row and left column, its coordinate.
-pub fn square_view(
-    index: u32,
-    sq: Square,
-    class: Signal<String>,
+/// What the squares are marked with besides their shade.
+#[derive(Clone, Copy)]
+struct Marks {
+    selected: RwSignal<Option<Square>>,
+    /// Where the selected piece may go.
+    targets: Memo<Vec<Square>>,
     placement: Signal<shakmaty::Board>,
-    drag: Signal<Option<Drag>>,
-) -> impl IntoView {
-    let file = (index / 8 == 7).then(|| sq.file().char().to_string());
-    let rank = index
-        .is_multiple_of(8)
-        .then(|| sq.rank().char().to_string());
-    let piece = move || {
-        placement.with(|b| b.piece_at(sq)).map(|piece| {
-            let class = if Drag::lifts(drag.get(), sq) {
-                format!("{} dragged", piece_class(piece))
-            } else {
-                piece_class(piece)
+    last_move: Signal<Option<(Square, Square)>>,
+    hover: Signal<Option<(Square, Square)>>,
+    /// The king in check.
+    check: Memo<Option<Square>>,
+}
+
+impl Marks {
+    fn new(
+        play: Play,
+        placement: Signal<shakmaty::Board>,
+        last_move: Signal<Option<(Square, Square)>>,
+        hover: Signal<Option<(Square, Square)>>,
+    ) -> Self {
+        let Play { pos, selected, .. } = play;
+        let targets = Memo::new(move |_| {
+            let (Some(pos), Some(from)) = (pos.get(), selected.get()) else {
+                return Vec::new();
             };
-            view! { <div class=class title=piece_name(piece)></div> }
-        })
-    };
-    view! {
-        <div class=class data-square=sq.to_string()>
-            {piece}
-            {file.map(|f| view! { <span class="coord file">{f}</span> })}
-            {rank.map(|r| view! { <span class="coord rank">{r}</span> })}
-        </div>
+            pos.legal_moves()
+                .iter()
+                .filter(|m| m.from() == Some(from))
+                .flat_map(ui_targets)
+                .collect::<Vec<Square>>()
+        });
+        let check = Memo::new(move |_| {
+            pos.get()
+                .filter(|p| p.is_check())
+                .and_then(|p| p.board().king_of(p.turn()))
+        });
+        Marks {
+            selected,
+            targets,
+            placement,
+            last_move,
+            hover,
+            check,
+        }
     }
-}
 
-/// The square at a display column and row (0,0 = top left) for an orientation.
-pub fn display_square(orientation: Color, col: u32, row: u32) -> Square {
-    let (file, rank) = match orientation {
-        Color::White => (col, 7 - row),
-        Color::Black => (7 - col, row),
-    };
-    Square::from_coords(File::new(file.min(7)), Rank::new(rank.min(7)))
-}
-
-/// The centre of a square in board units (0..8 from the top left) for an orientation.
-fn square_center(orientation: Color, sq: Square) -> (f64, f64) {
-    let (file, rank) = (
-        f64::from(u32::from(sq.file())),
-        f64::from(u32::from(sq.rank())),
-    );
-    match orientation {
-        Color::White => (file + 0.5, 7.5 - rank),
-        Color::Black => (7.5 - file, rank + 0.5),
+    /// The square's classes, e.g. `"square dark target capture last"`.
+    fn class(self, sq: Square) -> String {
+        let on =
+            |squares: Option<(Square, Square)>| squares.is_some_and(|(a, b)| a == sq || b == sq);
+        let mut class = String::from(square_shade(sq));
+        if self.selected.get() == Some(sq) {
+            class.push_str(" selected");
+        }
+        if self.targets.with(|t| t.contains(&sq)) {
+            class.push_str(if self.placement.with(|b| b.piece_at(sq).is_some()) {
+                " target capture"
+            } else {
+                " target"
+            });
+        }
+        if on(self.last_move.get()) {
+            class.push_str(" last");
+        }
+        if on(self.hover.get()) {
+            class.push_str(" hover");
+        }
+        if self.check.get() == Some(sq) {
+            class.push_str(" check");
+        }
+        class
     }
 }
 

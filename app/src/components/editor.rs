@@ -13,9 +13,9 @@ use shakmaty::{Color, Piece, Role};
 use crate::{
     api::Category,
     components::{
-        board::{display_square, square_view},
         drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
         pieces::{piece_class, piece_code, piece_name},
+        square::{display_square, square_view},
     },
     position::{parse_fen, piece_count, to_fen},
     source::fetch_answer,

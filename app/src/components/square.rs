@@ -1,0 +1,72 @@
+//! One square as both boards draw it (the play board and the editor), and
+//! where each square sits on screen for an orientation.
+
+use leptos::prelude::*;
+use shakmaty::{Color, File, Rank, Square};
+
+use crate::components::{
+    drag::Drag,
+    pieces::{piece_class, piece_name},
+};
+
+/// A square: its piece (faded while lifted by a drag) and, on the bottom
+/// row and left column, its coordinate.
+pub fn square_view(
+    index: u32,
+    sq: Square,
+    class: Signal<String>,
+    placement: Signal<shakmaty::Board>,
+    drag: Signal<Option<Drag>>,
+) -> impl IntoView {
+    let file = (index / 8 == 7).then(|| sq.file().char().to_string());
+    let rank = index
+        .is_multiple_of(8)
+        .then(|| sq.rank().char().to_string());
+    let piece = move || {
+        placement.with(|b| b.piece_at(sq)).map(|piece| {
+            let class = if Drag::lifts(drag.get(), sq) {
+                format!("{} dragged", piece_class(piece))
+            } else {
+                piece_class(piece)
+            };
+            view! { <div class=class title=piece_name(piece)></div> }
+        })
+    };
+    view! {
+        <div class=class data-square=sq.to_string()>
+            {piece}
+            {file.map(|f| view! { <span class="coord file">{f}</span> })}
+            {rank.map(|r| view! { <span class="coord rank">{r}</span> })}
+        </div>
+    }
+}
+
+/// The square at a display column and row (0,0 = top left) for an orientation.
+pub fn display_square(orientation: Color, col: u32, row: u32) -> Square {
+    let (file, rank) = match orientation {
+        Color::White => (col, 7 - row),
+        Color::Black => (7 - col, row),
+    };
+    Square::from_coords(File::new(file.min(7)), Rank::new(rank.min(7)))
+}
+
+/// The centre of a square in board units (0..8 from the top left) for an orientation.
+pub fn square_center(orientation: Color, sq: Square) -> (f64, f64) {
+    let (file, rank) = (
+        f64::from(u32::from(sq.file())),
+        f64::from(u32::from(sq.rank())),
+    );
+    match orientation {
+        Color::White => (file + 0.5, 7.5 - rank),
+        Color::Black => (7.5 - file, rank + 0.5),
+    }
+}
+
+/// The background class of a square.
+pub fn square_shade(sq: Square) -> &'static str {
+    if sq.is_light() {
+        "square light"
+    } else {
+        "square dark"
+    }
+}
