@@ -156,13 +156,6 @@ pub fn Mainline(
             loading.set(false);
         });
     };
-    let go = move |target: usize| {
-        if let Some(step) = line.with_untracked(|l| l.as_ref().map(|l| l.at(target))) {
-            on_go.run(step);
-        }
-    };
-    let last = move || line.with_untracked(|l| l.as_ref().map(|l| l.steps.len()).unwrap_or(0));
-
     let body = move || {
         let Some(i) = index.get() else {
             return view! {
@@ -176,59 +169,10 @@ pub fn Mainline(
             }
             .into_any();
         };
-        let Some(l) = line.get() else {
-            return ().into_any();
-        };
-        let n = l.steps.len();
-        let pgn = data_url("application/x-chess-pgn", &l.pgn());
-        let outcome = match l.winner.as_deref() {
-            Some("w") => "White wins",
-            Some("b") => "Black wins",
-            _ => "Draw",
-        };
-        let steps = l
-            .steps
-            .iter()
-            .enumerate()
-            .map(|(k, Step { san, fen, .. })| {
-                let class = if k + 1 == i { "step current" } else { "step" };
-                view! {
-                    <li>
-                        <a class=class href=format!("/?fen={}", encode(fen))>
-                            {san.clone()}
-                        </a>
-                    </li>
-                }
-            })
-            .collect_view();
-        view! {
-            <div class="line">
-                <div class="line-nav">
-                    <button class="line-start" on:click=move |_| go(0) disabled={i == 0} title="Start">
-                        "⏮"
-                    </button>
-                    <button class="line-prev" on:click=move |_| go(i.saturating_sub(1)) disabled={i == 0} title="Back">
-                        "◀"
-                    </button>
-                    <span class="line-pos">{format!("{i} / {n}")}</span>
-                    <button class="line-next" on:click=move |_| go((i + 1).min(last())) disabled={i >= n} title="Next">
-                        "▶"
-                    </button>
-                    <button class="line-end" on:click=move |_| go(last()) disabled={i >= n} title="End">
-                        "⏭"
-                    </button>
-                    <a class="pgn" href=pgn download="zugzwang-line.pgn">
-                        "Download PGN"
-                    </a>
-                    <button class="line-close" on:click=move |_| line.set(None) title="Hide the line">
-                        "✕"
-                    </button>
-                </div>
-                <ol class="line-moves">{steps}</ol>
-                <p class="line-outcome">{format!("{outcome} after {n} plies")}</p>
-            </div>
+        match line.get() {
+            Some(l) => line_view(&l, i, line, on_go),
+            None => ().into_any(),
         }
-        .into_any()
     };
 
     view! {
@@ -237,6 +181,85 @@ pub fn Mainline(
             {body}
             {move || error.get().map(|e| view! { <p class="line-error" role="alert">{e}</p> })}
         </section>
+    }
+}
+
+/// The line on show with the board at step `i`: its moves, the buttons to
+/// step through it, the PGN and the outcome.
+fn line_view(
+    l: &Line,
+    i: usize,
+    line: RwSignal<Option<Line>>,
+    on_go: Callback<(String, Option<(Square, Square)>)>,
+) -> AnyView {
+    let n = l.steps.len();
+    let outcome = match l.winner.as_deref() {
+        Some("w") => "White wins",
+        Some("b") => "Black wins",
+        _ => "Draw",
+    };
+    let steps = l
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(k, Step { san, fen, .. })| {
+            let class = if k + 1 == i { "step current" } else { "step" };
+            view! {
+                <li>
+                    <a class=class href=format!("/?fen={}", encode(fen))>
+                        {san.clone()}
+                    </a>
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="line">
+            {line_nav(l, i, line, on_go)}
+            <ol class="line-moves">{steps}</ol>
+            <p class="line-outcome">{format!("{outcome} after {n} plies")}</p>
+        </div>
+    }
+    .into_any()
+}
+
+/// Start, back, where the board is, next, end, the PGN and closing.
+fn line_nav(
+    l: &Line,
+    i: usize,
+    line: RwSignal<Option<Line>>,
+    on_go: Callback<(String, Option<(Square, Square)>)>,
+) -> impl IntoView {
+    let n = l.steps.len();
+    let pgn = data_url("application/x-chess-pgn", &l.pgn());
+    let go = move |target: usize| {
+        if let Some(step) = line.with_untracked(|l| l.as_ref().map(|l| l.at(target))) {
+            on_go.run(step);
+        }
+    };
+    let last = move || line.with_untracked(|l| l.as_ref().map(|l| l.steps.len()).unwrap_or(0));
+    view! {
+        <div class="line-nav">
+            <button class="line-start" on:click=move |_| go(0) disabled={i == 0} title="Start">
+                "⏮"
+            </button>
+            <button class="line-prev" on:click=move |_| go(i.saturating_sub(1)) disabled={i == 0} title="Back">
+                "◀"
+            </button>
+            <span class="line-pos">{format!("{i} / {n}")}</span>
+            <button class="line-next" on:click=move |_| go((i + 1).min(last())) disabled={i >= n} title="Next">
+                "▶"
+            </button>
+            <button class="line-end" on:click=move |_| go(last()) disabled={i >= n} title="End">
+                "⏭"
+            </button>
+            <a class="pgn" href=pgn download="zugzwang-line.pgn">
+                "Download PGN"
+            </a>
+            <button class="line-close" on:click=move |_| line.set(None) title="Hide the line">
+                "✕"
+            </button>
+        </div>
     }
 }
 

@@ -120,42 +120,7 @@ pub fn Stats(#[prop(into)] placement: Signal<shakmaty::Board>) -> impl IntoView 
         } else {
             (stats.white_to_move, stats.black_to_move)
         };
-        // The generator counts outcomes from the side to move's view already.
-        let row = |label: &'static str, c: Counts| {
-            let total = c.total();
-            view! {
-                <tr>
-                    <th scope="row">{label}</th>
-                    <td class="win">{percent(c.wins, total)}</td>
-                    <td class="cursed">{percent(c.cursed_wins + c.cursed_losses, total)}</td>
-                    <td class="draw">{percent(c.draws, total)}</td>
-                    <td class="loss">{percent(c.losses, total)}</td>
-                </tr>
-            }
-        };
-        let longest = [
-            (
-                stats.longest_white.clone(),
-                if swapped { "Black" } else { "White" },
-            ),
-            (
-                stats.longest_black.clone(),
-                if swapped { "White" } else { "Black" },
-            ),
-        ]
-        .into_iter()
-        .filter_map(|(longest, who)| {
-            let (ply, fen) = longest?;
-            // The example is in the table's colours (stronger side white).
-            let href = format!("/?fen={}", encode(&fen));
-            Some(view! {
-                <li>
-                    {format!("Longest win for {who}: DTZ {ply} plies ")}
-                    <a href=href>"(example)"</a>
-                </li>
-            })
-        })
-        .collect_view();
+        let longest = longest_wins(&stats, swapped);
         view! {
             <div class="stats-body">
                 <p>
@@ -173,8 +138,8 @@ pub fn Stats(#[prop(into)] placement: Signal<shakmaty::Board>) -> impl IntoView 
                         </tr>
                     </thead>
                     <tbody>
-                        {row("White to move", white_side)}
-                        {row("Black to move", black_side)}
+                        {outcome_row("White to move", white_side)}
+                        {outcome_row("Black to move", black_side)}
                     </tbody>
                 </table>
                 <ul class="longest">{longest}</ul>
@@ -188,6 +153,48 @@ pub fn Stats(#[prop(into)] placement: Signal<shakmaty::Board>) -> impl IntoView 
             {view}
         </section>
     }
+}
+
+/// One side to move's shares of each outcome. The generator counts
+/// outcomes from the side to move's view already.
+fn outcome_row(label: &'static str, c: Counts) -> impl IntoView {
+    let total = c.total();
+    view! {
+        <tr>
+            <th scope="row">{label}</th>
+            <td class="win">{percent(c.wins, total)}</td>
+            <td class="cursed">{percent(c.cursed_wins + c.cursed_losses, total)}</td>
+            <td class="draw">{percent(c.draws, total)}</td>
+            <td class="loss">{percent(c.losses, total)}</td>
+        </tr>
+    }
+}
+
+/// The longest win for each side, with an example position to open.
+fn longest_wins(stats: &TableStats, swapped: bool) -> impl IntoView {
+    [
+        (
+            stats.longest_white.clone(),
+            if swapped { "Black" } else { "White" },
+        ),
+        (
+            stats.longest_black.clone(),
+            if swapped { "White" } else { "Black" },
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(longest, who)| {
+        let (ply, fen) = longest?;
+        // The example is in the table's colours (stronger side white).
+        let href = format!("/?fen={}", encode(&fen));
+        Some(view! {
+            <li>
+                {format!("Longest win for {who}: DTZ {ply} plies ")}
+                <a href=href>"(example)"</a>
+            </li>
+        })
+    })
+    .collect_view()
 }
 
 #[cfg(test)]
