@@ -7,18 +7,10 @@ mod common;
 use std::{fs, io::Write};
 
 use axum::http::StatusCode;
+use common::assert_no_path;
 
 const KQVK: &str = "/standard?fen=4k3/8/8/8/8/8/8/3QK3_w_-_-_0_1";
 const KRVK: &str = "/standard?fen=4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1";
-
-/// Error answers go to anyone; where the tables live is the operator's business.
-fn assert_no_path(body: &serde_json::Value, dir: &std::path::Path) {
-    let text = body.to_string();
-    assert!(
-        !text.contains(&*dir.to_string_lossy()),
-        "the answer shows a path of the server's disks: {text}"
-    );
-}
 
 #[tokio::test]
 async fn truncated_table_is_an_error_naming_it() {

@@ -6,10 +6,10 @@
 mod common;
 mod tier_support;
 
-use std::{fs, path::Path};
+use std::path::Path;
 
 use axum::http::StatusCode;
-use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+use common::assert_no_path;
 use server::{
     engine::{Engine, EngineConfig},
     store::format,
@@ -24,37 +24,16 @@ const WARM_UP: [&str; 2] = [
     "/standard?fen=4k3/8/8/8/8/8/3r4/K7_b_-_-_0_1",
 ];
 
-fn highest_open_fd() -> u64 {
-    fs::read_dir("/proc/self/fd")
-        .expect("/proc/self/fd")
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u64>().ok())
-        .max()
-        .expect("some descriptor is open")
-}
-
 /// Flips one byte in every 4 KiB of the table's data blocks, as a failing disk would,
 /// keeping the modification time (so the recorded checksums still apply).
 fn damage_data_blocks(path: &Path) {
     let layout = format::parse_file(path).expect("a table");
-    let modified = fs::metadata(path)
-        .and_then(|m| m.modified())
-        .expect("mtime");
-    let mut bytes = fs::read(path).expect("read");
     let from = tier::fast_len(&layout, 4096) as usize;
-    for b in bytes[from..].iter_mut().step_by(4096) {
-        *b ^= 0x10;
-    }
-    fs::write(path, bytes).expect("write");
-    let file = fs::File::options().write(true).open(path).expect("open");
-    file.set_modified(modified).expect("keep mtime");
-}
-
-fn assert_no_path(body: &serde_json::Value, dir: &Path) {
-    let text = body.to_string();
-    assert!(
-        !text.contains(&*dir.to_string_lossy()),
-        "the answer shows a path of the server's disks: {text}"
-    );
+    common::damage(path, |bytes| {
+        for b in bytes[from..].iter_mut().step_by(4096) {
+            *b ^= 0x10;
+        }
+    });
 }
 
 #[tokio::test]
@@ -77,20 +56,10 @@ async fn manifest_unreadable_for_want_of_descriptors_then_a_flipped_byte_is_an_e
     }
 
     // Leave exactly one descriptor: enough to open KQvKR.rtbw, none for its manifest.
-    let saved = getrlimit(Resource::Nofile);
-    let no_room = Rlimit {
-        current: Some(highest_open_fd() + 1),
-        maximum: saved.maximum,
-    };
-    setrlimit(Resource::Nofile, no_room).expect("lower the limit");
-    let mut fillers = Vec::new();
-    while let Ok(file) = fs::File::open("/dev/null") {
-        fillers.push(file);
-    }
-    fillers.pop();
+    let mut exhausted = common::Exhaustion::start();
+    exhausted.spare_one();
     let (starved_status, starved_body) = common::get_json(&router, KQVKR).await;
-    drop(fillers);
-    setrlimit(Resource::Nofile, saved).expect("restore the limit");
+    drop(exhausted);
 
     assert_ne!(
         starved_status,

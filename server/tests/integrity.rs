@@ -27,16 +27,13 @@ use shakmaty::Chess;
 use shakmaty_syzygy::{SyzygyError, Tablebase, filesystem::ReadHint};
 use tier_support::*;
 
-/// Damages bytes as a failing disk does: the modification time stays.
+/// Flips a bit in each byte of `offsets`, as a failing disk does.
 fn damage(path: &Path, offsets: std::ops::Range<u64>) {
-    let modified = fs::metadata(path).unwrap().modified().unwrap();
-    let mut bytes = fs::read(path).unwrap();
-    for b in &mut bytes[offsets.start as usize..offsets.end as usize] {
-        *b ^= 0x10;
-    }
-    fs::write(path, bytes).unwrap();
-    let file = fs::File::options().write(true).open(path).unwrap();
-    file.set_modified(modified).unwrap();
+    common::damage(path, |bytes| {
+        for b in &mut bytes[offsets.start as usize..offsets.end as usize] {
+            *b ^= 0x10;
+        }
+    });
 }
 
 fn flip(path: &Path, offset: u64) {

@@ -8,7 +8,6 @@ mod common;
 use std::{fs, path::Path};
 
 use axum::http::StatusCode;
-use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 use server::engine::{Engine, EngineConfig};
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 use tokio::sync::Mutex;
@@ -90,44 +89,6 @@ async fn open_tables_stay_within_a_small_budget_and_answers_stay_right() {
     );
 }
 
-fn highest_open_fd() -> u64 {
-    fs::read_dir("/proc/self/fd")
-        .expect("/proc/self/fd")
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u64>().ok())
-        .max()
-        .expect("some descriptor is open")
-}
-
-/// Uses up every descriptor the process may have; dropping them gives
-/// them back, and the limit in force before.
-struct Exhaustion {
-    saved: Rlimit,
-    fillers: Vec<fs::File>,
-}
-
-impl Exhaustion {
-    fn start() -> Exhaustion {
-        let saved = getrlimit(Resource::Nofile);
-        let no_room = Rlimit {
-            current: Some(highest_open_fd() + 1),
-            maximum: saved.maximum,
-        };
-        setrlimit(Resource::Nofile, no_room).expect("lower the limit");
-        let mut fillers = Vec::new();
-        while let Ok(file) = fs::File::open("/dev/null") {
-            fillers.push(file);
-        }
-        Exhaustion { saved, fillers }
-    }
-}
-
-impl Drop for Exhaustion {
-    fn drop(&mut self) {
-        self.fillers.clear();
-        let _ = setrlimit(Resource::Nofile, self.saved);
-    }
-}
-
 /// With no descriptor left in the process (connections took them all),
 /// a probe that needs a table not yet open closes table files of its own
 /// to open it, instead of failing until something else gives one back.
@@ -144,7 +105,7 @@ async fn out_of_descriptors_the_tables_make_room_and_answers_go_on() {
     let reference = common::router(common::engine_with(vec![common::embedded_tables_dir()]));
     let (_, expected) = common::get_json(&reference, &uri(POSITIONS[5])).await;
 
-    let exhausted = Exhaustion::start();
+    let exhausted = common::Exhaustion::start();
     // KQvKR: none of its tables is open yet.
     let (status, body) = common::get_json(&router, &uri(POSITIONS[5])).await;
     // Another new table, while still exhausted.

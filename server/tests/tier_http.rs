@@ -4,7 +4,7 @@
 mod common;
 mod tier_support;
 
-use std::{fs, path::Path};
+use std::path::Path;
 
 use axum::http::StatusCode;
 use server::{
@@ -87,18 +87,11 @@ async fn damaged_block_is_a_500_naming_table_and_offset() {
     build_tier(slow.path(), fast.path());
     let table = slow.path().join("KQvKR.rtbz");
     let layout = format::parse_file(&table).unwrap();
-    let modified = fs::metadata(&table).unwrap().modified().unwrap();
-    let mut bytes = fs::read(&table).unwrap();
-    for b in &mut bytes[tier::fast_len(&layout, 4096) as usize..] {
-        *b ^= 0x01;
-    }
-    fs::write(&table, bytes).unwrap();
-    fs::File::options()
-        .write(true)
-        .open(&table)
-        .unwrap()
-        .set_modified(modified)
-        .unwrap();
+    common::damage(&table, |bytes| {
+        for b in &mut bytes[tier::fast_len(&layout, 4096) as usize..] {
+            *b ^= 0x01;
+        }
+    });
 
     let router = router(slow.path(), fast.path());
     let (status, _, body) = get(&router, "/standard?fen=4k3/8/8/8/8/8/3r4/KQ6_b_-_-_0_1").await;

@@ -52,7 +52,7 @@ fn shared<const N: usize>(relative: [&str; N]) -> Option<[PathBuf; N]> {
         return Some(paths);
     }
     skipped(&format!(
-        "{} missing; the 5-piece part of this test did not run",
+        "{} not found; the 5-piece part of this test did not run",
         missing.join(" and ")
     ));
     None
@@ -150,4 +150,77 @@ pub async fn get_json(
         "{uri}: content type {content_type}"
     );
     (status, serde_json::from_slice(&body).expect("JSON body"))
+}
+
+/// Error answers go to anyone; where the tables live is the operator's
+/// business, so no answer may show `dir`.
+pub fn assert_no_path(body: &serde_json::Value, dir: &Path) {
+    let text = body.to_string();
+    assert!(
+        !text.contains(&*dir.to_string_lossy()),
+        "the answer shows a path of the server's disks: {text}"
+    );
+}
+
+/// Changes a file's bytes as a failing disk does: the modification time
+/// stays, so the checksums recorded for the file still claim to apply.
+pub fn damage(path: &Path, change: impl FnOnce(&mut [u8])) {
+    let modified = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let mut bytes = std::fs::read(path).expect("read");
+    change(&mut bytes);
+    std::fs::write(path, bytes).expect("write");
+    let file = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open");
+    file.set_modified(modified).expect("keep mtime");
+}
+
+/// Uses up every descriptor the process may have, as a flood of
+/// connections would; dropping it gives them back, and the limit in force
+/// before.
+pub struct Exhaustion {
+    saved: rustix::process::Rlimit,
+    fillers: Vec<std::fs::File>,
+}
+
+impl Exhaustion {
+    pub fn start() -> Exhaustion {
+        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+        let saved = getrlimit(Resource::Nofile);
+        let no_room = Rlimit {
+            current: Some(highest_open_fd() + 1),
+            maximum: saved.maximum,
+        };
+        setrlimit(Resource::Nofile, no_room).expect("lower the limit");
+        // Fill any free numbers below the limit, so no descriptor is left at all.
+        let mut fillers = Vec::new();
+        while let Ok(file) = std::fs::File::open("/dev/null") {
+            fillers.push(file);
+        }
+        Exhaustion { saved, fillers }
+    }
+
+    /// Gives back exactly one descriptor.
+    pub fn spare_one(&mut self) {
+        self.fillers.pop();
+    }
+}
+
+impl Drop for Exhaustion {
+    fn drop(&mut self) {
+        self.fillers.clear();
+        let _ = rustix::process::setrlimit(rustix::process::Resource::Nofile, self.saved);
+    }
+}
+
+/// Highest file descriptor number in use, from /proc.
+fn highest_open_fd() -> u64 {
+    std::fs::read_dir("/proc/self/fd")
+        .expect("/proc/self/fd")
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u64>().ok())
+        .max()
+        .expect("some descriptor is open")
 }
