@@ -1,4 +1,4 @@
-//! The page's components, one per file.
+//! The page's components, one per file, and the view pieces they share.
 
 pub mod arrow;
 pub mod board;
@@ -7,10 +7,13 @@ pub mod editor;
 pub mod explorer;
 pub mod fen_box;
 pub mod mainline;
+pub mod mode;
 pub mod move_list;
 pub mod outcome;
 pub mod pieces;
+pub mod play_area;
 pub mod promotion;
+pub mod results;
 pub mod square;
 pub mod stats;
 pub mod status;

@@ -1,0 +1,71 @@
+//! Whether the editor's position can be explored, checked before leaving so
+//! the player learns why not (two kings, side not to move in check, pawn on
+//! the back rank, more pieces than the tables hold) while still editing.
+
+use crate::{
+    api::Category,
+    position::{parse_fen, piece_count, to_fen},
+    source::fetch_answer,
+};
+
+/// The most pieces any Syzygy table holds.
+const MAX_PIECES: usize = 7;
+
+/// A position that passed the rules: its full FEN and its piece count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    pub fen: String,
+    pub pieces: usize,
+}
+
+/// The rules the server applies (`position::parse_fen`) and the size of the
+/// largest tables: a refusal reads as the reason.
+pub fn check_rules(text: &str) -> Result<Candidate, String> {
+    let pos = parse_fen(text).map_err(|err| err.to_string())?;
+    let pieces = piece_count(&pos);
+    if pieces > MAX_PIECES {
+        return Err(format!(
+            "{pieces} pieces: more pieces than the tables hold (at most {MAX_PIECES})"
+        ));
+    }
+    Ok(Candidate {
+        fen: to_fen(&pos),
+        pieces,
+    })
+}
+
+/// Asks the tables: a position they cannot answer (and that is not mate or
+/// stalemate, which need none) has more pieces than the loaded tables hold.
+pub async fn check_tables(Candidate { fen, pieces }: &Candidate) -> Result<(), String> {
+    match fetch_answer(fen.clone()).await {
+        Ok(answer)
+            if answer.pos.category == Category::Unknown
+                && !answer.pos.checkmate
+                && !answer.pos.stalemate =>
+        {
+            Err(format!(
+                "{pieces} pieces: more pieces than the loaded tables hold"
+            ))
+        }
+        Ok(_) => Ok(()),
+        Err(err) => Err(format!("{pieces} pieces: {}", err.error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_with_the_reason() {
+        let too_many = check_rules("4k3/8/8/8/8/8/PPPPPPPP/4K3 w - - 0 1");
+        assert_eq!(
+            too_many,
+            Err("10 pieces: more pieces than the tables hold (at most 7)".to_string())
+        );
+        let two_kings = check_rules("k3k3/8/8/8/8/8/8/4K3 w - - 0 1").expect_err("illegal");
+        assert!(two_kings.contains("too many kings"), "{two_kings}");
+        let fine = check_rules("4k3/8/8/8/8/8/8/1NB1K3 w - - 0 1").expect("legal");
+        assert_eq!(fine.pieces, 4);
+    }
+}

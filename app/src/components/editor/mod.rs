@@ -1,0 +1,293 @@
+//! The position editor: place pieces from a palette of both colours, move
+//! them by dragging, remove them by clicking or by dragging off the board;
+//! clear, side to move, flip, mirror and swap colours.
+//!
+//! Leaving the editor checks the position first (`check`), so the player
+//! learns why a position cannot be explored before leaving.
+
+mod check;
+mod palette;
+
+use leptos::{html, prelude::*, task::spawn_local, web_sys::PointerEvent};
+use shakmaty::Color;
+
+use crate::components::{
+    drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
+    mode::Mode,
+    square::{display_square, square_shade, square_view},
+};
+use check::{check_rules, check_tables};
+use palette::{Tool, tool_button};
+
+/// The position being set up, and what the pointer is doing to it.
+#[derive(Clone, Copy)]
+struct Setup {
+    board: RwSignal<shakmaty::Board>,
+    turn: RwSignal<Color>,
+    tool: RwSignal<Tool>,
+    drag: RwSignal<Option<Drag>>,
+    orientation: RwSignal<Color>,
+    node: NodeRef<html::Div>,
+    /// Why the position cannot be explored, until the next change.
+    message: RwSignal<Option<String>>,
+}
+
+#[component]
+pub fn Editor(
+    /// The board to start from.
+    start: shakmaty::Board,
+    start_turn: Color,
+    orientation: RwSignal<Color>,
+    /// Called with the FEN of a valid position that the tables cover.
+    on_done: Callback<String>,
+    on_cancel: Callback<()>,
+    /// The page's mode: `Leaving` asks the editor to leave as Done does.
+    mode: RwSignal<Mode>,
+) -> impl IntoView {
+    let setup = Setup {
+        board: RwSignal::new(start),
+        turn: RwSignal::new(start_turn),
+        tool: RwSignal::new(Tool::Hand),
+        drag: RwSignal::new(None),
+        orientation,
+        node: NodeRef::new(),
+        message: RwSignal::new(None),
+    };
+    let checking = RwSignal::new(false);
+    let message = setup.message;
+
+    let done = leave(setup, checking, mode, on_done);
+    Effect::watch(
+        move || mode.get(),
+        move |mode, _, _| {
+            if *mode == Mode::Leaving {
+                done();
+            }
+        },
+        false,
+    );
+
+    view! {
+        <div class="editor-wrap">
+        <div class="editor">
+            <div class="palette">
+                {palette::pieces(setup.tool, Color::White)}
+            </div>
+            {setup.board_view()}
+            <div class="palette">
+                {palette::pieces(setup.tool, Color::Black)}
+                {tool_button(setup.tool, Tool::Hand, "hand", "Move pieces (drag off the board to remove)", "Move")}
+                {tool_button(setup.tool, Tool::Erase, "erase", "Remove pieces", "Remove")}
+            </div>
+        </div>
+        <div class="editor-controls">
+            {setup.turn_choice()}
+            {setup.board_buttons()}
+            <p class="editor-fen">{move || setup.fen()}</p>
+            {move || message.get().map(|m| view! { <p class="editor-error" role="alert">{m}</p> })}
+            <div class="buttons">
+                <button class="done primary" on:click=move |_| done() disabled=move || checking.get()>
+                    {move || if checking.get() { "Checking…" } else { "Done" }}
+                </button>
+                <button class="cancel" on:click=move |_| on_cancel.run(())>
+                    "Cancel"
+                </button>
+            </div>
+        </div>
+        </div>
+    }
+}
+
+/// Leaving the editor (Done, the toolbar button or "e"): checks the
+/// position, then hands its FEN to `on_done` or shows why it cannot be
+/// explored.
+fn leave(
+    setup: Setup,
+    checking: RwSignal<bool>,
+    mode: RwSignal<Mode>,
+    on_done: Callback<String>,
+) -> impl Fn() + Copy + Send + Sync + 'static {
+    // A refusal keeps the editor open, ready to be asked to leave again.
+    let refuse = move |reason: String| {
+        setup.message.set(Some(reason));
+        if mode.get_untracked() == Mode::Leaving {
+            mode.set(Mode::Editing);
+        }
+    };
+    move || {
+        let candidate = match check_rules(&setup.fen()) {
+            Ok(candidate) => candidate,
+            Err(reason) => return refuse(reason),
+        };
+        checking.set(true);
+        spawn_local(async move {
+            let verdict = check_tables(&candidate).await;
+            checking.set(false);
+            match verdict {
+                Ok(()) => on_done.run(candidate.fen),
+                Err(reason) => refuse(reason),
+            }
+        });
+    }
+}
+
+impl Setup {
+    /// The FEN of the position as set up (no castling, no en passant).
+    fn fen(self) -> String {
+        let turn = match self.turn.get() {
+            Color::White => 'w',
+            Color::Black => 'b',
+        };
+        format!(
+            "{} {turn} - - 0 1",
+            self.board.with(|b| b.board_fen().to_string())
+        )
+    }
+
+    /// A press on the board: the tool acts on the square, or the hand
+    /// picks its piece up.
+    fn press(self, ev: PointerEvent) {
+        if ev.button() != 0 {
+            return;
+        }
+        let Some(at) = BoardPoint::of(self.node, &ev) else {
+            return;
+        };
+        let Some(sq) = at.square(self.orientation.get_untracked()) else {
+            return;
+        };
+        ev.prevent_default();
+        self.message.set(None);
+        match self.tool.get_untracked() {
+            Tool::Place(piece) => self.board.update(|b| {
+                if b.piece_at(sq) == Some(piece) {
+                    b.discard_piece_at(sq);
+                } else {
+                    b.set_piece_at(sq, piece);
+                }
+            }),
+            Tool::Erase => self.board.update(|b| b.discard_piece_at(sq)),
+            Tool::Hand => {
+                if let Some(piece) = self.board.with_untracked(|b| b.piece_at(sq)) {
+                    self.drag.set(Some(Drag::new(sq, piece, at)));
+                    capture_pointer(self.node, &ev);
+                }
+            }
+        }
+    }
+
+    /// A release: a dragged piece lands, or leaves the board if dropped off it.
+    fn release(self, ev: PointerEvent) {
+        let Some((d, target)) =
+            drop_piece(self.drag, self.node, &ev, self.orientation.get_untracked())
+        else {
+            return;
+        };
+        self.board.update(|b| match target {
+            Some(to) if to == d.from => {}
+            Some(to) => {
+                b.discard_piece_at(d.from);
+                b.set_piece_at(to, d.piece);
+            }
+            None => b.discard_piece_at(d.from),
+        });
+    }
+
+    fn board_view(self) -> impl IntoView {
+        let squares = move || {
+            let o = self.orientation.get();
+            (0..64u32)
+                .map(|i| {
+                    let sq = display_square(o, i % 8, i / 8);
+                    square_view(
+                        i,
+                        sq,
+                        Signal::stored(square_shade(sq).to_string()),
+                        self.board.into(),
+                        self.drag.into(),
+                    )
+                })
+                .collect_view()
+        };
+        view! {
+            <div class="board-wrap">
+                <div
+                    class="board editing"
+                    node_ref=self.node
+                    on:pointerdown=move |ev| self.press(ev)
+                    on:pointermove=move |ev| follow_pointer(self.drag, self.node, &ev)
+                    on:pointerup=move |ev| self.release(ev)
+                    on:pointercancel=move |_| self.drag.set(None)
+                >
+                    {squares}
+                    {ghost(self.drag.into())}
+                </div>
+            </div>
+        }
+    }
+
+    fn turn_choice(self) -> impl IntoView {
+        let turn = self.turn;
+        let choice = move |color: Color| {
+            let (value, label) = match color {
+                Color::White => ("w", "White"),
+                Color::Black => ("b", "Black"),
+            };
+            view! {
+                <label>
+                    <input
+                        type="radio"
+                        name="turn"
+                        value=value
+                        prop:checked=move || turn.get() == color
+                        on:change=move |_| turn.set(color)
+                    />
+                    {label}
+                </label>
+            }
+        };
+        view! {
+            <fieldset class="turn">
+                <legend>"Side to move"</legend>
+                {choice(Color::White)}
+                {choice(Color::Black)}
+            </fieldset>
+        }
+    }
+
+    /// Clear, flip, mirror and swap colours.
+    fn board_buttons(self) -> impl IntoView {
+        let Setup {
+            board,
+            turn,
+            orientation,
+            ..
+        } = self;
+        view! {
+            <div class="buttons">
+                <button class="clear" on:click=move |_| board.set(shakmaty::Board::empty())>
+                    "Clear board"
+                </button>
+                <button class="flip" on:click=move |_| orientation.update(|o| *o = o.other())>
+                    "Flip"
+                </button>
+                <button class="mirror" title="Mirror left to right" on:click=move |_| board.update(|b| b.flip_horizontal())>
+                    "Mirror"
+                </button>
+                <button
+                    class="swap"
+                    title="Swap colours: the same position with the other side"
+                    on:click=move |_| {
+                        board.update(|b| {
+                            b.flip_vertical();
+                            b.swap_colors();
+                        });
+                        turn.update(|t| *t = t.other());
+                    }
+                >
+                    "Swap colours"
+                </button>
+            </div>
+        }
+    }
+}

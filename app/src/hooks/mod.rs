@@ -1,0 +1,8 @@
+//! The explorer page's state, one hook per concern, as Leptos's examples
+//! keep a page's logic beside it: each `use_*` creates signals owned by the
+//! calling component and hands back small `Copy` handles.
+
+pub mod answers;
+pub mod last_moves;
+pub mod shortcuts;
+pub mod url_position;

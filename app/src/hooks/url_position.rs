@@ -1,0 +1,52 @@
+//! The position in the URL (`/?fen=...`), the page's single source of the
+//! position: playing a move, loading a FEN or leaving the editor navigates,
+//! so back and forward walk the history and every position is a link.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+use shakmaty::Chess;
+
+use crate::position::{read_fen, to_fen};
+
+/// Where a visitor without a `?fen=` starts: a classic won rook ending.
+pub const START_FEN: &str = "4k3/8/8/8/8/8/8/4K2R w - - 0 1";
+
+/// The URL's position, read once per navigation.
+#[derive(Clone, Copy)]
+pub struct UrlPosition {
+    /// The FEN as the URL spells it.
+    pub fen: Memo<String>,
+    /// The legal position, or why the FEN gives none (in words).
+    pub parsed: Memo<Result<Chess, String>>,
+    /// The legal position's FEN in full, as the API and links carry it.
+    pub current_fen: Memo<Option<String>>,
+    /// The pieces on show, which an illegal position has too.
+    pub placement: Memo<shakmaty::Board>,
+}
+
+impl UrlPosition {
+    /// The legal position, `None` for an illegal one.
+    pub fn pos(self) -> Signal<Option<Chess>> {
+        let parsed = self.parsed;
+        Signal::derive(move || parsed.get().ok())
+    }
+}
+
+pub fn use_url_position() -> UrlPosition {
+    let query = use_query_map();
+    let fen = Memo::new(move |_| {
+        query
+            .read()
+            .get("fen")
+            .unwrap_or_else(|| START_FEN.to_string())
+    });
+    let reading = Memo::new(move |_| read_fen(&fen.get()));
+    let parsed =
+        Memo::new(move |_| reading.with(|r| r.position.clone().map_err(|err| err.to_string())));
+    UrlPosition {
+        fen,
+        parsed,
+        current_fen: Memo::new(move |_| parsed.get().ok().map(|p| to_fen(&p))),
+        placement: Memo::new(move |_| reading.with(|r| r.placement.clone())),
+    }
+}
