@@ -1,17 +1,20 @@
-//! Zugzwang's server: the probe engine, the table stores and the HTTP API.
+//! Zugzwang's server, in layers that only look down:
+//!
+//! - `cli`: the commands (`serve`, `probe`, `tier`, `verify`, `bench`), each
+//!   with its arguments and printing in one file;
+//! - `http`: routes and their answers, on top of
+//! - `engine`: the answer for a position, probed on a bounded pool, on top of
+//! - `store`: how table files are read (pread, embedded, the fast tier and
+//!   its checksums);
+//! - `service`: process-level services `serve` starts (limits, listener,
+//!   connections, shutdown, scrub, request log, process health);
+//! - `bench`: the replay benchmark and its plots.
+//!
+//! `server/docs/architecture.md` follows a request through them.
 
 pub mod bench;
 pub mod cli;
-pub mod connections;
 pub mod engine;
 pub mod http;
-pub mod limits;
-pub mod listener;
-pub mod process_health;
-pub mod request_log;
-pub mod scrub;
-pub mod serve;
-pub mod shutdown;
+pub mod service;
 pub mod store;
-pub mod tier;
-pub mod verify;

@@ -14,14 +14,14 @@ use common::{copy_of_embedded_tables, embedded_tables_dir, shared_tables_and};
 use server::{
     engine::{Engine, EngineConfig, EngineError},
     store::{
-        format,
-        integrity::IntegrityError,
-        manifest::prefix_path,
+        StoreOptions, format,
         metrics::{self, Tier},
-        tiered::INTEGRITY_SUBDIR,
+        published,
+        tier::{
+            self, BuildOptions, INTEGRITY_SUBDIR, TierOptions, TieredFilesystem,
+            integrity::IntegrityError, manifest::prefix_path,
+        },
     },
-    tier::{self, BuildOptions},
-    verify,
 };
 use shakmaty::Chess;
 use shakmaty_syzygy::{SyzygyError, Tablebase, filesystem::ReadHint};
@@ -142,7 +142,7 @@ fn damaged_data_block(with_fast_tier: bool) {
     assert!(metrics::global().suspect_tables().contains(&table));
 
     // verify names the file.
-    let findings = verify::check_dirs(&[slow.path().to_path_buf()], false);
+    let findings = published::check_dirs(&[slow.path().to_path_buf()], false);
     let named: Vec<&str> = findings
         .mismatched
         .iter()
@@ -217,7 +217,10 @@ async fn engine_error_names_table_and_offset() {
     damage(&path, tier::fast_len(&layout, 4096)..layout.file_size);
     let engine = Engine::open(&EngineConfig {
         tables: vec![slow.path().to_path_buf()],
-        fast: Some(fast.path().to_path_buf()),
+        store: StoreOptions {
+            fast: Some(fast.path().to_path_buf()),
+            ..StoreOptions::default()
+        },
         ..EngineConfig::default()
     })
     .unwrap();
@@ -340,7 +343,7 @@ fn integrity_cost_on_hot_cache() {
         tiers.push((block_size, fast));
     }
     let dirs = std::slice::from_ref(&dir);
-    let mut plain = Tablebase::<Chess>::with_filesystem(Arc::new(PreadFilesystem::new(false)));
+    let mut plain = Tablebase::<Chess>::with_filesystem(Arc::new(PreadFilesystem::new()));
     plain.add_directory(&dir).unwrap();
     let mut configs: Vec<(String, Tablebase<Chess>)> = vec![
         ("pread, no tier, no checks".into(), plain),
@@ -406,8 +409,8 @@ fn integrity_cost_on_hot_cache() {
 fn scrub_names_a_damaged_table() {
     let slow = copy_of_embedded_tables();
     flip(&slow.path().join("KRvKB.rtbz"), 100);
-    let state = server::scrub::ScrubState::default();
-    server::scrub::scrub_pass(&[slow.path().to_path_buf()], 1000.0, &state);
+    let state = server::service::scrub::ScrubState::default();
+    server::service::scrub::scrub_pass(&[slow.path().to_path_buf()], 1000.0, &state);
     let damaged: Vec<String> = state.damaged().into_iter().map(|(t, _)| t).collect();
     assert_eq!(damaged, ["KRvKB.rtbz"]);
     assert_eq!(
@@ -512,7 +515,10 @@ async fn require_checksums_refuses_unchecked_tables() {
     let slow = copy_of_embedded_tables();
     let config = EngineConfig {
         tables: vec![slow.path().to_path_buf()],
-        require_checksums: true,
+        store: StoreOptions {
+            require_checksums: true,
+            ..StoreOptions::default()
+        },
         ..EngineConfig::default()
     };
     let err = Engine::open(&config).err().expect("refused to start");
@@ -546,7 +552,7 @@ async fn require_checksums_refuses_unchecked_tables() {
 #[test]
 fn tables_without_checksums_are_counted() {
     let slow = copy_of_embedded_tables();
-    let fs = server::store::tiered::TieredFilesystem::new(false, None, true);
+    let fs = TieredFilesystem::new(TierOptions::default());
     let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]).unwrap();
     assert_eq!(uncovered.len(), 1);
     assert_eq!(uncovered[0].unchecked.len(), 70);

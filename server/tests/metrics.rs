@@ -9,8 +9,8 @@ use std::{collections::BTreeMap, sync::Arc, time::Duration};
 use axum::{Router, http::StatusCode, routing::get};
 use leptos::prelude::LeptosOptions;
 use server::{
-    connections::{ConnectionLimits, Connections},
     http::{AppState, exposition::Exposition, request_metrics::RequestMetrics},
+    service::connections::{ConnectionLimits, Connections},
 };
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},

@@ -116,7 +116,7 @@ impl RandomAccessFile for RendezvousFile {
 async fn most_reads_at_once(sequential_probes: bool) -> usize {
     let state = Arc::new((Mutex::new(Overlap::default()), Condvar::new()));
     let filesystem = Arc::new(Rendezvous {
-        inner: PreadFilesystem::new(false),
+        inner: PreadFilesystem::new(),
         state: Arc::clone(&state),
     });
     let engine = Engine::with_filesystem(

@@ -8,7 +8,10 @@ mod common;
 use std::{fs, path::Path};
 
 use axum::http::StatusCode;
-use server::engine::{Engine, EngineConfig};
+use server::{
+    engine::{Engine, EngineConfig},
+    store::StoreOptions,
+};
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 use tokio::sync::Mutex;
 
@@ -50,7 +53,10 @@ fn descriptors_into(dir: &Path) -> usize {
 fn engine(dir: &Path, table_handles: Option<usize>) -> Engine {
     Engine::open(&EngineConfig {
         tables: vec![dir.to_path_buf()],
-        table_handles,
+        store: StoreOptions {
+            table_handles,
+            ..StoreOptions::default()
+        },
         ..EngineConfig::default()
     })
     .expect("tables load")

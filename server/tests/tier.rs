@@ -10,12 +10,9 @@ mod tier_support;
 use std::{path::Path, sync::Arc};
 
 use common::{embedded_tables_dir, shared_tables_and};
-use server::{
-    store::{
-        metrics::{self, Tier},
-        tiered::TieredFilesystem,
-    },
-    tier::{self, BuildOptions},
+use server::store::{
+    metrics::{self, Tier},
+    tier::{self, BuildOptions, TierOptions, TieredFilesystem},
 };
 use shakmaty::Chess;
 use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
@@ -174,7 +171,10 @@ fn stale_prefix_is_detected_and_not_used() {
     std::fs::remove_file(&table).unwrap();
     std::fs::write(&table, &bytes).unwrap();
 
-    let fs = TieredFilesystem::new(false, Some(fast.path().to_path_buf()), true);
+    let fs = TieredFilesystem::new(TierOptions {
+        fast_dir: Some(fast.path().to_path_buf()),
+        ..TierOptions::default()
+    });
     let mut tb = Tablebase::<Chess>::with_filesystem(Arc::new(fs));
     tb.add_directory(slow.path()).unwrap();
     let pos: Chess = shakmaty::fen::Fen::from_ascii(b"4k3/8/8/8/8/8/3r4/KQ6 w - - 0 1")

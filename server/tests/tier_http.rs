@@ -9,8 +9,7 @@ use std::path::Path;
 use axum::http::StatusCode;
 use server::{
     engine::{Engine, EngineConfig},
-    store::format,
-    tier,
+    store::{StoreOptions, format, tier},
 };
 use tier_support::build_tier;
 
@@ -18,7 +17,10 @@ fn router(slow: &Path, fast: &Path) -> axum::Router {
     common::router(
         Engine::open(&EngineConfig {
             tables: vec![slow.to_path_buf()],
-            fast: Some(fast.to_path_buf()),
+            store: StoreOptions {
+                fast: Some(fast.to_path_buf()),
+                ..StoreOptions::default()
+            },
             ..EngineConfig::default()
         })
         .unwrap(),

@@ -148,6 +148,57 @@ async fn send(client: &HttpClient, uri: Uri, timeout: Duration) -> u16 {
     }
 }
 
+/// One answered (or failed) request: its index in the log, when it was sent
+/// and ended, and its status.
+type Answered = (usize, Instant, Instant, u16);
+
+/// Starts `options.clients` clients, each sending the next request of
+/// `uris` when its previous one ended, until they run out or
+/// `options.duration` has passed; their answers arrive on the channel.
+fn start_clients(options: &ReplayOptions, uris: Vec<Uri>) -> mpsc::UnboundedReceiver<Answered> {
+    let client: HttpClient = Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(options.clients)
+        .build_http();
+    let started = Instant::now();
+    let deadline = started + options.duration;
+    let next = Arc::new(AtomicUsize::new(0));
+    let uris = Arc::new(uris);
+    let (tx, rx) = mpsc::unbounded_channel::<Answered>();
+    for _ in 0..options.clients {
+        let (client, next, uris, tx) = (client.clone(), next.clone(), uris.clone(), tx.clone());
+        let timeout = options.timeout;
+        tokio::spawn(async move {
+            loop {
+                if Instant::now() >= deadline {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(uri) = uris.get(i) else { break };
+                let sent = Instant::now();
+                let status = send(&client, uri.clone(), timeout).await;
+                if tx.send((i, sent, Instant::now(), status)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    rx
+}
+
+fn progress_bar(enabled: bool, planned: usize) -> ProgressBar {
+    if !enabled {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(planned as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{wide_bar}] {pos}/{len} requests, {per_sec}, {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
 /// Replays the log; returns once the log, `max_requests` or `duration` is
 /// exhausted and every request in flight has ended.
 pub async fn replay(options: &ReplayOptions) -> Result<ReplayReport, BenchError> {
@@ -168,47 +219,8 @@ pub async fn replay(options: &ReplayOptions) -> Result<ReplayReport, BenchError>
     let mut out = BufWriter::new(File::create(&options.out).map_err(write_err)?);
     writeln!(out, "{HEADER}").map_err(write_err)?;
 
-    let progress = if options.progress {
-        let bar = ProgressBar::new(planned as u64);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{elapsed_precise} [{wide_bar}] {pos}/{len} requests, {per_sec}, {msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
-
-    let client: HttpClient = Client::builder(TokioExecutor::new())
-        .pool_max_idle_per_host(options.clients)
-        .build_http();
-    let started = Instant::now();
-    let deadline = started + options.duration;
-    let next = Arc::new(AtomicUsize::new(0));
-    let uris = Arc::new(uris);
-    let (tx, mut rx) = mpsc::unbounded_channel::<(usize, Instant, Instant, u16)>();
-    for _ in 0..options.clients {
-        let (client, next, uris, tx) = (client.clone(), next.clone(), uris.clone(), tx.clone());
-        let timeout = options.timeout;
-        tokio::spawn(async move {
-            loop {
-                if Instant::now() >= deadline {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(uri) = uris.get(i) else { break };
-                let sent = Instant::now();
-                let status = send(&client, uri.clone(), timeout).await;
-                if tx.send((i, sent, Instant::now(), status)).is_err() {
-                    break;
-                }
-            }
-        });
-    }
-    drop(tx);
-
+    let progress = progress_bar(options.progress, planned);
+    let mut rx = start_clients(options, uris);
     let mut records = Vec::with_capacity(planned);
     let mut window: Option<(Instant, Instant)> = None;
     let mut errors = 0;

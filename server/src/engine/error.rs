@@ -2,8 +2,7 @@
 
 use shakmaty_syzygy::{ProbeError, SyzygyError};
 
-use super::tables::extension;
-use crate::store::handles;
+use crate::store::{format::table_name, handles};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
@@ -35,7 +34,7 @@ impl EngineError {
                 material,
                 error,
             } => {
-                let table = format!("{material}.{}", extension(metric));
+                let table = table_name(&material, metric);
                 if is_out_of_descriptors(&error) {
                     return EngineError::TooManyOpenFiles { table };
                 }
@@ -45,8 +44,8 @@ impl EngineError {
                 }
             }
             SyzygyError::MissingTable { metric, material } => EngineError::NotInTables(format!(
-                "table {material}.{} is not loaded",
-                extension(metric)
+                "table {} is not loaded",
+                table_name(&material, metric)
             )),
             SyzygyError::Castling => EngineError::NotInTables(
                 "positions with castling rights are not in the tables".to_string(),

@@ -8,11 +8,12 @@ use std::sync::{
 use app::api::{Category, MoveInfo, PositionInfo, TablebaseAnswer};
 use futures::future::try_join_all;
 use shakmaty::{CastlingMode, Chess, Position, san::SanPlus};
-use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded, SyzygyError};
+use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded};
 
 use super::{
-    Engine, EngineError, Tables,
+    EngineError, Tables,
     order::{self, RankedMove},
+    pool::ProbePool,
 };
 
 /// What the tables and the rules say about one position, before the
@@ -29,15 +30,7 @@ pub struct Probed {
 /// Probes one position; positions outside the loaded tables are `dtz: None`
 /// (the API answers "unknown"), unreadable tables are errors.
 pub fn probe_position(tables: &Tables, pos: &Chess) -> Result<Probed, EngineError> {
-    let dtz = match tables.tablebase.probe_dtz(pos) {
-        Ok(dtz) => Some(dtz),
-        Err(SyzygyError::Castling | SyzygyError::TooManyPieces) => None,
-        Err(err @ SyzygyError::MissingTable { .. }) => match tables.explain(err) {
-            EngineError::NotInTables(_) => None,
-            rejected => return Err(rejected),
-        },
-        Err(err) => return Err(tables.explain(err)),
-    };
+    let dtz = tables.probe_dtz(pos)?;
     Ok(Probed {
         checkmate: pos.is_checkmate(),
         stalemate: pos.is_stalemate(),
@@ -102,10 +95,10 @@ impl Probed {
     }
 }
 
-/// Probes the root and every legal move at once on the engine's pool, so
-/// the reads of one request reach the disks together (or one after another
-/// with `--sequential-probes`, to measure what that buys).
-pub async fn answer(engine: &Engine, pos: Chess) -> Result<TablebaseAnswer, EngineError> {
+/// Probes the root and every legal move at once on the pool, so the reads
+/// of one request reach the disks together (or one after another with
+/// `--sequential-probes`, to measure what that buys).
+pub async fn answer(pool: &ProbePool, pos: Chess) -> Result<TablebaseAnswer, EngineError> {
     let halfmoves = pos.halfmoves();
     let legal = pos.legal_moves();
     let mut positions = Vec::with_capacity(legal.len() + 1);
@@ -119,7 +112,7 @@ pub async fn answer(engine: &Engine, pos: Chess) -> Result<TablebaseAnswer, Engi
         played.push((m, uci, san));
     }
 
-    let mut probed = probe_all(engine, positions).await?.into_iter();
+    let mut probed = probe_all(pool, positions).await?.into_iter();
     let root = probed
         .next()
         .ok_or_else(|| EngineError::Internal("the root position was not probed".into()))?;
@@ -157,19 +150,15 @@ pub async fn answer(engine: &Engine, pos: Chess) -> Result<TablebaseAnswer, Engi
 /// of per position. At hot cache the hand-offs cost more than the probes
 /// (server/docs/benchmarks.md, "Where the time goes"). With
 /// `--sequential-probes` one worker takes them all, one after another.
-async fn probe_all(engine: &Engine, positions: Vec<Chess>) -> Result<Vec<Probed>, EngineError> {
+async fn probe_all(pool: &ProbePool, positions: Vec<Chess>) -> Result<Vec<Probed>, EngineError> {
     let count = positions.len();
-    let workers = if engine.sequential_probes() {
-        1
-    } else {
-        count.min(engine.probe_threads())
-    };
+    let workers = pool.workers(count);
     let positions = Arc::new(positions);
     let next = Arc::new(AtomicUsize::new(0));
     let tasks = (0..workers).map(|_| {
         let positions = Arc::clone(&positions);
         let next = Arc::clone(&next);
-        engine.blocking(move |tables| {
+        pool.run(move |tables| {
             let mut done = Vec::new();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);

@@ -9,10 +9,13 @@ use std::{
 };
 
 use shakmaty::Chess;
-use shakmaty_syzygy::{Metric, SyzygyError, Tablebase, filesystem::Filesystem};
+use shakmaty_syzygy::{Dtz, MaybeRounded, SyzygyError, Tablebase, filesystem::Filesystem};
 
 use super::EngineError;
-use crate::store::{coverage::MissingChecksums, pread::file_name};
+use crate::store::{
+    coverage::MissingChecksums,
+    format::{file_name, table_name},
+};
 
 /// Tables found in one directory, for the start-up log.
 #[derive(Debug, Clone)]
@@ -92,25 +95,37 @@ impl Tables {
         self.rejected.insert(name, reason);
     }
 
+    /// The DTZ of a position, or `None` when the loaded tables do not cover
+    /// it (answered as "unknown"). A table that exists but cannot be read,
+    /// or that is missing because its file was rejected at start, is an error.
+    pub fn probe_dtz(&self, pos: &Chess) -> Result<Option<MaybeRounded<Dtz>>, EngineError> {
+        match self.tablebase.probe_dtz(pos) {
+            Ok(dtz) => Ok(Some(dtz)),
+            Err(SyzygyError::Castling | SyzygyError::TooManyPieces) => Ok(None),
+            Err(SyzygyError::MissingTable { metric, material }) => {
+                match self.rejected_error(table_name(&material, metric)) {
+                    Some(rejected) => Err(rejected),
+                    None => Ok(None),
+                }
+            }
+            Err(err) => Err(EngineError::from_syzygy(err)),
+        }
+    }
+
     /// Turns a probe failure into an engine error; a table that is missing
     /// only because its file was rejected at start is an error, not "unknown".
     pub fn explain(&self, err: SyzygyError) -> EngineError {
-        if let SyzygyError::MissingTable { metric, material } = &err {
-            let name = format!("{material}.{}", extension(*metric));
-            if let Some(reason) = self.rejected.get(&name) {
-                return EngineError::Table {
-                    table: name,
-                    reason: reason.clone(),
-                };
-            }
+        if let SyzygyError::MissingTable { metric, material } = &err
+            && let Some(rejected) = self.rejected_error(table_name(material, *metric))
+        {
+            return rejected;
         }
         EngineError::from_syzygy(err)
     }
-}
 
-pub fn extension(metric: Metric) -> &'static str {
-    match metric {
-        Metric::Wdl => "rtbw",
-        Metric::Dtz => "rtbz",
+    /// Why a table file was skipped at start, if it was.
+    fn rejected_error(&self, table: String) -> Option<EngineError> {
+        let reason = self.rejected.get(&table)?.clone();
+        Some(EngineError::Table { table, reason })
     }
 }

@@ -10,7 +10,7 @@ use axum::{
 };
 
 use super::{AppState, exposition::Exposition};
-use crate::{engine::CacheStats, process_health::ProcessHealth, store::metrics};
+use crate::{engine::CacheStats, service::process_health::ProcessHealth, store::metrics};
 
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut out = Exposition::after(metrics::global().render());
@@ -28,7 +28,8 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
-/// Whether the server keeps up: requests refused and connections held.
+/// Whether the server keeps up: requests refused, connections held and
+/// positions the request log could not keep up with.
 fn render_load(out: &mut Exposition, state: &AppState) {
     out.counter(
         "zugzwang_requests_shed_total",
@@ -45,6 +46,13 @@ fn render_load(out: &mut Exposition, state: &AppState) {
             "zugzwang_http_requests_in_progress",
             "Requests being answered now.",
             to_u64(connections.requests_in_progress()),
+        );
+    }
+    if let Some(log) = &state.request_log {
+        out.counter(
+            "zugzwang_request_log_dropped_total",
+            "Served positions left out of --request-log because its writer fell behind or failed.",
+            log.dropped(),
         );
     }
 }

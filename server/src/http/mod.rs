@@ -19,7 +19,10 @@ use tower_http::{
 };
 use tracing::Level;
 
-use crate::{connections::ConnectionStats, engine::Engine};
+use crate::{
+    engine::Engine,
+    service::{connections::ConnectionStats, request_log::RequestLog},
+};
 use request_metrics::RequestMetrics;
 
 /// Everything a handler may need.
@@ -32,6 +35,9 @@ pub struct AppState {
     /// The open connections, when the server accepts them itself (`serve`);
     /// a router driven directly (tests) has none to count.
     pub connections: Option<Arc<ConnectionStats>>,
+    /// The log of served positions (`serve --request-log`), for its
+    /// dropped count on /metrics.
+    pub request_log: Option<RequestLog>,
 }
 
 impl AppState {
@@ -41,6 +47,7 @@ impl AppState {
             leptos_options,
             requests: Arc::default(),
             connections: None,
+            request_log: None,
         }
     }
 }

@@ -12,7 +12,10 @@ use std::{
     sync::atomic::{AtomicU64, Ordering::Relaxed},
 };
 
-use super::{format::is_table_name, manifest::manifest_path, tiered::TieredFilesystem};
+use super::{
+    format::is_table_name,
+    tier::{TieredFilesystem, manifest::manifest_path},
+};
 
 static UNCHECKED: AtomicU64 = AtomicU64::new(0);
 

@@ -14,7 +14,15 @@
 //! indexes (6 bytes per entry), all block-length lists (2 bytes per block),
 //! and finally each subtable's data blocks, each run aligned to 64 bytes.
 
-use std::{fs::File, io, ops::Range, os::unix::fs::FileExt, path::Path};
+use std::{
+    fs::{self, File},
+    io,
+    ops::Range,
+    os::unix::fs::FileExt,
+    path::{Path, PathBuf},
+};
+
+use shakmaty_syzygy::Metric;
 
 /// Which of the two table kinds a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -99,6 +107,50 @@ const FAMILIES: [Family; 8] = [
 pub fn is_table_name(name: &str) -> bool {
     name.rsplit_once('.')
         .is_some_and(|(stem, ext)| FAMILIES.iter().any(|f| f.ext == ext) && stem.contains('v'))
+}
+
+/// The extension of a standard table of the metric.
+pub fn extension(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Wdl => "rtbw",
+        Metric::Dtz => "rtbz",
+    }
+}
+
+/// The file name of a standard table, e.g. `KQvK.rtbz`.
+pub fn table_name(material: impl std::fmt::Display, metric: Metric) -> String {
+    format!("{material}.{}", extension(metric))
+}
+
+/// A table file's name, as errors and metrics name it.
+pub fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || "(unnamed table)".to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// Table files of the directories, sorted by name; unreadable directories
+/// are reported as failures.
+pub fn table_files(dirs: &[PathBuf], failures: &mut Vec<(String, String)>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        match fs::read_dir(dir) {
+            Ok(entries) => files.extend(entries.filter_map(Result::ok).map(|e| e.path()).filter(
+                |p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(is_table_name)
+                },
+            )),
+            Err(err) => failures.push((
+                dir.display().to_string(),
+                format!("cannot list the directory: {err}"),
+            )),
+        }
+    }
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    files
 }
 
 /// One subtable's regions (one side to move of one leading-pawn file).
@@ -370,36 +422,10 @@ pub fn parse(
         .find(|f| f.ext == ext)
         .ok_or_else(bad_name)?;
     let material = Material::parse(stem).ok_or_else(bad_name)?;
-    let corrupt = |detail: &str| FormatError::Corrupt {
-        name: name.to_string(),
-        detail: detail.to_string(),
-    };
-    let read = |offset: u64, buf: &mut [u8]| {
-        file.read_exact_at(buf, offset).map_err(|source| {
-            if source.kind() == io::ErrorKind::UnexpectedEof {
-                FormatError::Corrupt {
-                    name: name.to_string(),
-                    detail: format!("the header runs past the end of the file (at byte {offset})"),
-                }
-            } else {
-                FormatError::Io {
-                    name: name.to_string(),
-                    source,
-                }
-            }
-        })
-    };
-    let byte = |offset: u64| {
-        let mut b = [0u8];
-        read(offset, &mut b).map(|()| b[0])
-    };
-    let word = |offset: u64| {
-        let mut b = [0u8; 2];
-        read(offset, &mut b).map(|()| u16::from_le_bytes(b))
-    };
+    let header = Header { name, file };
 
     let mut magic = [0u8; 4];
-    read(0, &mut magic)?;
+    header.read(0, &mut magic)?;
     if magic != family.magic {
         return Err(FormatError::Magic {
             name: name.to_string(),
@@ -407,124 +433,212 @@ pub fn parse(
             magic,
         });
     }
-    let layout = byte(4)?;
+    let layout = header.byte(4)?;
     let split = layout & 1 != 0;
     let has_pawns = layout & 2 != 0;
     if has_pawns != material.has_pawns() {
-        return Err(corrupt(
-            "the pawn flag does not match the material in the name",
-        ));
+        return Err(header.corrupt("the pawn flag does not match the material in the name"));
     }
     if split == material.symmetric() {
-        return Err(corrupt(
-            "the split flag does not match the material in the name",
-        ));
+        return Err(header.corrupt("the split flag does not match the material in the name"));
     }
-    let both_pawns = material.both_have_pawns();
-    let files = if has_pawns { 4 } else { 1 };
-    let sides = if family.kind == TableKind::Wdl && split {
-        2
-    } else {
-        1
+    let shape = Shape {
+        files: if has_pawns { 4 } else { 1 },
+        sides: if family.kind == TableKind::Wdl && split {
+            2
+        } else {
+            1
+        },
     };
-    let count = material.count();
-
-    // Piece lists: per file one (or with pawns on both sides two) order
-    // bytes, then one byte per piece holding both sides' nibbles.
     let mut ptr = 5u64;
-    let mut pieces_by_subtable = Vec::new();
-    for file_index in 0..files {
-        ptr += 1 + u64::from(both_pawns);
-        let mut raw = vec![0u8; count];
-        read(ptr, &mut raw)?;
-        for side in 0..sides {
-            let nibbles: Vec<Nibble> = raw
-                .iter()
-                .map(|&b| if side == 0 { b & 0xf } else { b >> 4 })
-                .collect();
-            if !material.matches(&nibbles) {
-                return Err(corrupt(
-                    "the piece list does not match the material in the name",
-                ));
-            }
-            pieces_by_subtable.push((file_index, nibbles));
-        }
-        ptr += count as u64;
+    let pieces_by_subtable = header.piece_lists(&material, shape, &mut ptr)?;
+    let compressions = header.compressions(&pieces_by_subtable, &material, family, &mut ptr)?;
+    if family.kind == TableKind::Dtz {
+        header.skip_value_maps(&compressions, shape, &mut ptr)?;
     }
-    ptr += ptr & 1;
+    locate_regions(name, file_size, family.kind, ptr, &compressions)
+}
 
-    let mut compressions = Vec::new();
-    for (file_index, nibbles) in &pieces_by_subtable {
-        let flags = byte(ptr)?;
-        if flags & FLAG_SINGLE_VALUE != 0 {
+/// Files (1, or 4 with pawns) and sides (2 for a split WDL table) of a table:
+/// one subtable each.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    files: usize,
+    sides: usize,
+}
+
+/// A table's header being read, named in every error.
+struct Header<'a, F: ReadAt + ?Sized> {
+    name: &'a str,
+    file: &'a F,
+}
+
+impl<F: ReadAt + ?Sized> Header<'_, F> {
+    fn corrupt(&self, detail: &str) -> FormatError {
+        FormatError::Corrupt {
+            name: self.name.to_string(),
+            detail: detail.to_string(),
+        }
+    }
+
+    fn read(&self, offset: u64, buf: &mut [u8]) -> Result<(), FormatError> {
+        self.file.read_exact_at(buf, offset).map_err(|source| {
+            if source.kind() == io::ErrorKind::UnexpectedEof {
+                FormatError::Corrupt {
+                    name: self.name.to_string(),
+                    detail: format!("the header runs past the end of the file (at byte {offset})"),
+                }
+            } else {
+                FormatError::Io {
+                    name: self.name.to_string(),
+                    source,
+                }
+            }
+        })
+    }
+
+    fn byte(&self, offset: u64) -> Result<u8, FormatError> {
+        let mut b = [0u8];
+        self.read(offset, &mut b).map(|()| b[0])
+    }
+
+    fn word(&self, offset: u64) -> Result<u16, FormatError> {
+        let mut b = [0u8; 2];
+        self.read(offset, &mut b).map(|()| u16::from_le_bytes(b))
+    }
+
+    /// Piece lists: per file one (or with pawns on both sides two) order
+    /// bytes, then one byte per piece holding both sides' nibbles.
+    fn piece_lists(
+        &self,
+        material: &Material,
+        shape: Shape,
+        ptr: &mut u64,
+    ) -> Result<Vec<(usize, Vec<Nibble>)>, FormatError> {
+        let both_pawns = material.both_have_pawns();
+        let count = material.count();
+        let mut pieces_by_subtable = Vec::new();
+        for file_index in 0..shape.files {
+            *ptr += 1 + u64::from(both_pawns);
+            let mut raw = vec![0u8; count];
+            self.read(*ptr, &mut raw)?;
+            for side in 0..shape.sides {
+                let nibbles: Vec<Nibble> = raw
+                    .iter()
+                    .map(|&b| if side == 0 { b & 0xf } else { b >> 4 })
+                    .collect();
+                if !material.matches(&nibbles) {
+                    return Err(
+                        self.corrupt("the piece list does not match the material in the name")
+                    );
+                }
+                pieces_by_subtable.push((file_index, nibbles));
+            }
+            *ptr += count as u64;
+        }
+        *ptr += *ptr & 1;
+        Ok(pieces_by_subtable)
+    }
+
+    /// Each subtable's compression header: block size, sparse index span,
+    /// block count, Huffman code lengths and symbols.
+    fn compressions(
+        &self,
+        pieces_by_subtable: &[(usize, Vec<Nibble>)],
+        material: &Material,
+        family: &Family,
+        ptr: &mut u64,
+    ) -> Result<Vec<Compression>, FormatError> {
+        let mut compressions = Vec::new();
+        for (file_index, nibbles) in pieces_by_subtable {
+            let flags = self.byte(*ptr)?;
+            if flags & FLAG_SINGLE_VALUE != 0 {
+                compressions.push(Compression {
+                    flags,
+                    block_size: 0,
+                    sparse_entries: 0,
+                    block_length_entries: 0,
+                    blocks: 0,
+                });
+                *ptr += 2;
+                continue;
+            }
+            let mut head = [0u8; 10];
+            self.read(*ptr, &mut head)?;
+            let block_size = 1u32
+                .checked_shl(u32::from(head[1]))
+                .filter(|&s| s <= 1024)
+                .ok_or_else(|| self.corrupt("block size out of range"))?;
+            let span = 1u64
+                .checked_shl(u32::from(head[2]))
+                .filter(|&s| s <= 1 << 32)
+                .ok_or_else(|| self.corrupt("sparse index span out of range"))?;
+            let blocks = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+            let (max_len, min_len) = (head[8], head[9]);
+            if max_len > 32 || min_len > max_len {
+                return Err(self.corrupt("Huffman code lengths out of range"));
+            }
+            let lengths = u64::from(max_len - min_len) + 1;
+            let positions = positions(nibbles, material, *file_index, family.connected_kings)
+                .ok_or_else(|| self.corrupt("the piece list cannot be grouped"))?;
+            *ptr += 10 + 2 * lengths;
+            let symbols = u64::from(self.word(*ptr)?);
+            *ptr += 2 + 3 * symbols + (symbols & 1);
             compressions.push(Compression {
                 flags,
-                block_size: 0,
-                sparse_entries: 0,
-                block_length_entries: 0,
-                blocks: 0,
+                block_size,
+                sparse_entries: positions.div_ceil(span),
+                block_length_entries: u64::from(blocks) + u64::from(head[3]),
+                blocks,
             });
-            ptr += 2;
-            continue;
         }
-        let mut head = [0u8; 10];
-        read(ptr, &mut head)?;
-        let block_size = 1u32
-            .checked_shl(u32::from(head[1]))
-            .filter(|&s| s <= 1024)
-            .ok_or_else(|| corrupt("block size out of range"))?;
-        let span = 1u64
-            .checked_shl(u32::from(head[2]))
-            .filter(|&s| s <= 1 << 32)
-            .ok_or_else(|| corrupt("sparse index span out of range"))?;
-        let blocks = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
-        let (max_len, min_len) = (head[8], head[9]);
-        if max_len > 32 || min_len > max_len {
-            return Err(corrupt("Huffman code lengths out of range"));
-        }
-        let lengths = u64::from(max_len - min_len) + 1;
-        let positions = positions(nibbles, &material, *file_index, family.connected_kings)
-            .ok_or_else(|| corrupt("the piece list cannot be grouped"))?;
-        ptr += 10 + 2 * lengths;
-        let symbols = u64::from(word(ptr)?);
-        ptr += 2 + 3 * symbols + (symbols & 1);
-        compressions.push(Compression {
-            flags,
-            block_size,
-            sparse_entries: positions.div_ceil(span),
-            block_length_entries: u64::from(blocks) + u64::from(head[3]),
-            blocks,
-        });
+        Ok(compressions)
     }
 
-    // DTZ value maps: per file, four runs (one per outcome), each a count
-    // then that many 8- or 16-bit values.
-    if family.kind == TableKind::Dtz {
-        for file_index in 0..files {
-            let flags = compressions[file_index * sides].flags;
+    /// DTZ value maps: per file, four runs (one per outcome), each a count
+    /// then that many 8- or 16-bit values.
+    fn skip_value_maps(
+        &self,
+        compressions: &[Compression],
+        shape: Shape,
+        ptr: &mut u64,
+    ) -> Result<(), FormatError> {
+        for file_index in 0..shape.files {
+            let flags = compressions[file_index * shape.sides].flags;
             if flags & FLAG_MAPPED == 0 {
                 continue;
             }
             for _ in 0..4 {
                 if flags & FLAG_WIDE_DTZ != 0 {
-                    ptr += 2 + 2 * u64::from(word(ptr)?);
+                    *ptr += 2 + 2 * u64::from(self.word(*ptr)?);
                 } else {
-                    ptr += 1 + u64::from(byte(ptr)?);
+                    *ptr += 1 + u64::from(self.byte(*ptr)?);
                 }
             }
         }
-        ptr += ptr & 1;
+        *ptr += *ptr & 1;
+        Ok(())
     }
+}
 
-    let header_bytes = ptr;
+/// After the header (which ends at `header_bytes`): all sparse indexes, all
+/// block-length lists, then each subtable's data blocks, aligned to 64 bytes.
+fn locate_regions(
+    name: &str,
+    file_size: u64,
+    kind: TableKind,
+    header_bytes: u64,
+    compressions: &[Compression],
+) -> Result<TableLayout, FormatError> {
+    let mut ptr = header_bytes;
     let mut sparse = Vec::new();
-    for c in &compressions {
+    for c in compressions {
         sparse.push(ptr..ptr + 6 * c.sparse_entries);
         ptr += 6 * c.sparse_entries;
     }
     let sparse_end = ptr;
     let mut lengths = Vec::new();
-    for c in &compressions {
+    for c in compressions {
         lengths.push(ptr..ptr + 2 * c.block_length_entries);
         ptr += 2 * c.block_length_entries;
     }
@@ -554,7 +668,7 @@ pub fn parse(
     // A table whose subtables all hold a single value has no data at all.
     let prefix_len = prefix_len.unwrap_or(lengths_end).min(file_size);
     Ok(TableLayout {
-        kind: family.kind,
+        kind,
         file_size,
         header_bytes,
         sparse_index_bytes: sparse_end - header_bytes,

@@ -8,12 +8,12 @@
 //! exactly the reads of the work done in between.
 
 use std::{
-    cell::{Cell, RefCell},
+    cell::RefCell,
     collections::{BTreeMap, BTreeSet},
     fmt::Write as _,
     sync::{
         Arc, Mutex,
-        atomic::{AtomicU64, Ordering::Relaxed},
+        atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
     },
     time::Duration,
 };
@@ -140,18 +140,17 @@ impl RequestReads {
 }
 
 thread_local! {
-    static THREAD_TALLY: Cell<Tally> = const { Cell::new(Tally { fast: 0, slow: 0, cached: 0 }) };
     static THREAD_LOG: RefCell<Option<Vec<ReadEvent>>> = const { RefCell::new(None) };
     static THREAD_REQUEST: RefCell<Option<Arc<RequestReads>>> = const { RefCell::new(None) };
 }
 
-/// Reads done on this thread so far.
-pub fn thread_tally() -> Tally {
-    THREAD_TALLY.with(Cell::get)
-}
+/// Whether any thread ever started a read log (tests do; the server never
+/// does): until then a read costs one relaxed load, not a thread-local lookup.
+static THREAD_LOGS: AtomicBool = AtomicBool::new(false);
 
-/// Starts (or restarts) recording every read of this thread.
+/// Starts (or restarts) recording every read of this thread (for tests).
 pub fn start_thread_log() {
+    THREAD_LOGS.store(true, Relaxed);
     THREAD_LOG.with(|log| *log.borrow_mut() = Some(Vec::new()));
 }
 
@@ -193,15 +192,6 @@ impl Metrics {
         if let Some(bucket) = BUCKETS.iter().position(|&b| secs <= b) {
             series.buckets[bucket].fetch_add(1, Relaxed);
         }
-        THREAD_TALLY.with(|t| {
-            let mut tally = t.get();
-            match tier {
-                Tier::Fast => tally.fast += 1,
-                Tier::Slow => tally.slow += 1,
-                Tier::Cache => tally.cached += 1,
-            }
-            t.set(tally);
-        });
         THREAD_REQUEST.with(|r| {
             if let Some(reads) = r.borrow().as_ref() {
                 match tier {
@@ -211,6 +201,9 @@ impl Metrics {
                 };
             }
         });
+        if !THREAD_LOGS.load(Relaxed) {
+            return;
+        }
         THREAD_LOG.with(|log| {
             if let Some(log) = log.borrow_mut().as_mut() {
                 log.push(ReadEvent {
@@ -278,9 +271,26 @@ impl Metrics {
     /// Everything, in the Prometheus text exposition format.
     pub fn render(&self) -> String {
         let mut out = String::new();
+        self.render_reads(&mut out);
+        self.render_fast_tier(&mut out);
+        self.render_integrity(&mut out);
+        self.render_health(&mut out);
+        if let Some(scrub) = self
+            .scrub
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            scrub.render(&mut out);
+        }
+        out
+    }
+
+    /// Table reads by tier and kind: counts, bytes and latency.
+    fn render_reads(&self, out: &mut String) {
         out.push_str("# HELP zugzwang_table_reads_total Table reads by tier and kind of read.\n");
         out.push_str("# TYPE zugzwang_table_reads_total counter\n");
-        self.each_series(&mut out, |out, labels, s| {
+        self.each_series(out, |out, labels, s| {
             let _ = writeln!(
                 out,
                 "zugzwang_table_reads_total{{{labels}}} {}",
@@ -289,7 +299,7 @@ impl Metrics {
         });
         out.push_str("# HELP zugzwang_table_read_bytes_total Bytes read from tables by tier and kind of read.\n");
         out.push_str("# TYPE zugzwang_table_read_bytes_total counter\n");
-        self.each_series(&mut out, |out, labels, s| {
+        self.each_series(out, |out, labels, s| {
             let _ = writeln!(
                 out,
                 "zugzwang_table_read_bytes_total{{{labels}}} {}",
@@ -300,7 +310,7 @@ impl Metrics {
             "# HELP zugzwang_table_read_seconds Latency of table reads by tier and kind of read.\n",
         );
         out.push_str("# TYPE zugzwang_table_read_seconds histogram\n");
-        self.each_series(&mut out, |out, labels, s| {
+        self.each_series(out, |out, labels, s| {
             let mut cumulative = 0;
             for (bound, count) in BUCKETS.iter().zip(&s.buckets) {
                 cumulative += count.load(Relaxed);
@@ -318,6 +328,10 @@ impl Metrics {
             let _ = writeln!(out, "zugzwang_table_read_seconds_sum{{{labels}}} {secs}");
             let _ = writeln!(out, "zugzwang_table_read_seconds_count{{{labels}}} {reads}");
         });
+    }
+
+    /// Lookups, and the tables served without their fast-tier prefix.
+    fn render_fast_tier(&self, out: &mut String) {
         // Every lookup of a compressed table starts with exactly one sparse index read.
         let lookups: u64 = Tier::ALL
             .iter()
@@ -352,6 +366,10 @@ impl Metrics {
                 escape(reason)
             );
         }
+    }
+
+    /// Checksum mismatches, in all and by table.
+    fn render_integrity(&self, out: &mut String) {
         out.push_str(
             "# HELP zugzwang_integrity_failures_total Blocks read whose checksum did not match.\n",
         );
@@ -375,16 +393,6 @@ impl Metrics {
                 escape(table)
             );
         }
-        self.render_health(&mut out);
-        if let Some(scrub) = self
-            .scrub
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-        {
-            scrub.render(&mut out);
-        }
-        out
     }
 
     /// Table handles and checksum coverage: what decides whether the

@@ -2,23 +2,92 @@
 //!
 //! `pread` is the default for table directories on disk; `embedded` serves the
 //! 3- and 4-piece tables compiled into the binary so a fresh clone answers
-//! without configuration; `tiered` puts each table's prefix (`format` finds
-//! it) on fast storage, described by a `manifest`, and checks every read
-//! against block checksums (`integrity`), keeping verified blocks in memory
-//! (`verified_cache`) and counting reads in `metrics`. Descriptors of table
-//! files are kept within a budget by `handles`; tables whose header failed
-//! its checksum are refused for a while (`quarantine`); `coverage` says at
-//! start which tables are served without checksums.
+//! without configuration; `tier` is the fast tier: each table's prefix
+//! (`format` finds it) on fast storage, its per-block checksums checked on
+//! every read, and the `build` that writes them. Verified blocks are kept
+//! in memory (`verified_cache`) and reads counted in `metrics`. Descriptors
+//! of table files are kept within a budget by `handles`; tables whose header
+//! failed its checksum are refused for a while (`quarantine`); `coverage`
+//! says at start which tables are served without checksums; `published`
+//! holds the published sha256 of every table and checks whole files
+//! against them.
 
 pub mod coverage;
 pub mod embedded;
 pub mod format;
 pub mod handles;
-pub mod integrity;
-pub mod manifest;
 pub mod metrics;
 pub mod pread;
 pub mod published;
 pub mod quarantine;
-pub mod tiered;
+pub mod tier;
 pub mod verified_cache;
+
+use std::{path::PathBuf, sync::Arc};
+
+use shakmaty_syzygy::filesystem::{Filesystem, MmapFilesystem};
+
+use coverage::MissingChecksums;
+use tier::{TierOptions, TieredFilesystem};
+
+/// How table files on disk are read (`EngineConfig::store`).
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Read through mmap instead of pread (benchmarks, all-in-RAM setups).
+    pub mmap: bool,
+    /// Hint random access to the kernel (POSIX_FADV_RANDOM).
+    pub advise_random: bool,
+    /// KiB the kernel reads around a page-cache miss (0: only what is asked).
+    pub read_around_kib: u64,
+    /// Fast tier holding the tables' prefixes (`zugzwang tier build`).
+    pub fast: Option<PathBuf>,
+    /// Check reads against recorded block checksums where there are some.
+    pub check_blocks: bool,
+    /// Refuse to serve tables without recorded checksums.
+    pub require_checksums: bool,
+    /// Table files kept open at most; `None`: what the open-files limit
+    /// leaves after connections (`service::limits::DescriptorBudget`).
+    pub table_handles: Option<usize>,
+}
+
+impl Default for StoreOptions {
+    /// pread, checked where checksums are recorded, 128 KiB read around misses.
+    fn default() -> Self {
+        StoreOptions {
+            mmap: false,
+            advise_random: false,
+            read_around_kib: 128,
+            fast: None,
+            check_blocks: true,
+            require_checksums: false,
+            table_handles: None,
+        }
+    }
+}
+
+/// The filesystem the tables of `dirs` are read through: mmap when asked,
+/// else the tiered pread store, after surveying which tables have checksums.
+pub fn open(
+    options: &StoreOptions,
+    dirs: &[PathBuf],
+) -> Result<Arc<dyn Filesystem>, MissingChecksums> {
+    if options.mmap {
+        // Safety: the operator asked for mmap explicitly; tables must not
+        // change while served and I/O errors become signals (see --mmap help).
+        let fs = unsafe { MmapFilesystem::new() };
+        return Ok(Arc::new(fs.with_advise_random(options.advise_random)));
+    }
+    let mut fs = TieredFilesystem::new(TierOptions {
+        fast_dir: options.fast.clone(),
+        advise_random: options.advise_random,
+        check_blocks: options.check_blocks,
+    })
+    .with_read_around(options.read_around_kib * 1024)
+    .with_require_checksums(options.require_checksums);
+    if let Some(handles) = options.table_handles {
+        fs = fs.with_handle_budget(handles);
+    }
+    tracing::info!("keeping at most {} table files open", fs.handles().budget());
+    coverage::survey(&fs, dirs)?;
+    Ok(Arc::new(fs))
+}

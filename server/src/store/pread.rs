@@ -27,8 +27,9 @@ use std::{
 use rustix::io::{Errno, ReadWriteFlags};
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
+use super::format::file_name;
 use super::handles::{self, HandlePool, PooledFile};
-use crate::limits::DescriptorBudget;
+use crate::service::limits::DescriptorBudget;
 
 /// Reads tables with positioned reads, optionally hinting random access.
 #[derive(Debug, Clone)]
@@ -40,20 +41,27 @@ pub struct PreadFilesystem {
 
 impl Default for PreadFilesystem {
     fn default() -> Self {
-        PreadFilesystem::new(false)
+        PreadFilesystem::new()
     }
 }
 
 impl PreadFilesystem {
     /// Keeps as many tables open as the open-files limit leaves after
     /// connections (see [`DescriptorBudget`]).
-    pub fn new(advise_random: bool) -> Self {
+    pub fn new() -> Self {
         let budget = DescriptorBudget::current(None).table_handles;
         PreadFilesystem {
-            advise_random,
+            advise_random: false,
             read_around: 0,
             handles: HandlePool::new(usize::try_from(budget).unwrap_or(usize::MAX)),
         }
+    }
+
+    /// Hint random access to the kernel (POSIX_FADV_RANDOM) for files opened.
+    #[must_use]
+    pub fn with_advise_random(mut self, on: bool) -> Self {
+        self.advise_random = on;
+        self
     }
 
     /// On a page-cache miss, read this many bytes around it (an aligned
@@ -142,14 +150,6 @@ impl TableIoError {
     pub fn table(&self) -> String {
         file_name(&self.path)
     }
-}
-
-/// The last component of a path: what clients and metrics see of a table file.
-pub fn file_name(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || "(unnamed table)".to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
 }
 
 impl fmt::Display for TableIoError {
@@ -335,7 +335,7 @@ mod tests {
     #[test]
     fn reads_around_misses_return_exactly_the_bytes_asked_for() {
         let file = uncached_file();
-        let around = PreadFilesystem::new(false).with_read_around(128 * 1024);
+        let around = PreadFilesystem::new().with_read_around(128 * 1024);
         for (offset, len) in [
             (0, 64),
             (131_000, 5_000),
@@ -356,7 +356,7 @@ mod tests {
     #[test]
     fn cached_bytes_come_from_the_read_that_does_not_wait() {
         let file = uncached_file();
-        let fs = PreadFilesystem::new(false).with_read_around(128 * 1024);
+        let fs = PreadFilesystem::new().with_read_around(128 * 1024);
         let opened = fs.open_pread(file.path()).expect("open");
         let handle = opened.file.handle().expect("handle");
         let mut buf = vec![0; 4096];
@@ -373,12 +373,9 @@ mod tests {
 
     #[test]
     fn windows_are_powers_of_two() {
+        assert_eq!(PreadFilesystem::new().with_read_around(0).read_around, 0);
         assert_eq!(
-            PreadFilesystem::new(false).with_read_around(0).read_around,
-            0
-        );
-        assert_eq!(
-            PreadFilesystem::new(false)
+            PreadFilesystem::new()
                 .with_read_around(100 * 1024)
                 .read_around,
             64 * 1024

@@ -13,15 +13,15 @@ use std::{
 use server::store::{
     format,
     metrics::{self, ReadEvent, Tier},
-    tiered::TieredFilesystem,
+    tier::{self, TierOptions, TieredFilesystem},
 };
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
 
 /// Builds a fast tier (prefixes and checksums) for the tables of one
 /// directory, as `tier build` does, and insists every table made it.
-pub fn build_tier(tables: &Path, fast: &Path) -> server::tier::Summary {
-    build(server::tier::BuildOptions::new(
+pub fn build_tier(tables: &Path, fast: &Path) -> tier::Summary {
+    build(tier::BuildOptions::new(
         vec![tables.to_path_buf()],
         fast.to_path_buf(),
     ))
@@ -29,18 +29,18 @@ pub fn build_tier(tables: &Path, fast: &Path) -> server::tier::Summary {
 
 /// Writes checksums only, beside the tables, as `verify --init` does, and
 /// insists every table made it.
-pub fn init_checksums(tables: &Path) -> server::tier::Summary {
-    build(server::tier::BuildOptions {
+pub fn init_checksums(tables: &Path) -> tier::Summary {
+    build(tier::BuildOptions {
         prefixes: false,
-        ..server::tier::BuildOptions::new(
+        ..tier::BuildOptions::new(
             vec![tables.to_path_buf()],
-            tables.join(server::store::tiered::INTEGRITY_SUBDIR),
+            tables.join(tier::INTEGRITY_SUBDIR),
         )
     })
 }
 
-fn build(options: server::tier::BuildOptions) -> server::tier::Summary {
-    let summary = server::tier::build(&options);
+fn build(options: tier::BuildOptions) -> tier::Summary {
+    let summary = tier::build(&options);
     assert!(summary.failures.is_empty(), "{:?}", summary.failures);
     summary
 }
@@ -71,8 +71,12 @@ pub fn tablebase_cached(
     check_blocks: bool,
     cache: bool,
 ) -> Tablebase<Chess> {
-    let fs = TieredFilesystem::new(false, fast.map(Path::to_path_buf), check_blocks)
-        .with_verified_cache(cache);
+    let fs = TieredFilesystem::new(TierOptions {
+        fast_dir: fast.map(Path::to_path_buf),
+        check_blocks,
+        ..TierOptions::default()
+    })
+    .with_verified_cache(cache);
     let mut tb = Tablebase::with_filesystem(Arc::new(fs));
     for dir in dirs {
         tb.add_directory(dir).expect("table directory");

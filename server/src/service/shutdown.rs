@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
-use crate::connections::{ConnectionStats, Connections};
+use super::connections::{ConnectionStats, Connections};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ShutdownError {

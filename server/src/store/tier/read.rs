@@ -27,11 +27,14 @@ use std::{
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 use super::{
-    handles::HandlePool,
     integrity::{BlockChecker, HASH_NAME, IntegrityError, SumsError},
     manifest::{Manifest, ManifestError, prefix_path, sums_path},
+};
+use crate::store::{
+    format::file_name,
+    handles::HandlePool,
     metrics::{self, Tier},
-    pread::{PreadFile, PreadFilesystem, TableIoError, file_name},
+    pread::{PreadFile, PreadFilesystem, TableIoError},
     quarantine::Quarantine,
     verified_cache,
 };
@@ -39,6 +42,30 @@ use super::{
 /// Where `zugzwang verify --init` keeps checksums for tables served without a
 /// fast tier: a folder inside the table directory.
 pub const INTEGRITY_SUBDIR: &str = ".zugzwang";
+
+/// Where a tiered store reads from and whether it checks; the rest is set
+/// with the `with_*` methods.
+#[derive(Debug, Clone)]
+pub struct TierOptions {
+    /// Built by `zugzwang tier build`; without it, tables are read from the
+    /// slow tier only, checked where `verify --init` recorded sums.
+    pub fast_dir: Option<PathBuf>,
+    /// Hint random access to the kernel (POSIX_FADV_RANDOM).
+    pub advise_random: bool,
+    /// Check reads against recorded checksums (off only to measure their cost).
+    pub check_blocks: bool,
+}
+
+impl Default for TierOptions {
+    /// Slow tier only, checked, no access hint.
+    fn default() -> Self {
+        TierOptions {
+            fast_dir: None,
+            advise_random: false,
+            check_blocks: true,
+        }
+    }
+}
 
 /// Reads tables from the slow directories, their prefixes from the fast one.
 #[derive(Debug, Clone)]
@@ -52,14 +79,11 @@ pub struct TieredFilesystem {
 }
 
 impl TieredFilesystem {
-    /// `fast_dir`: built by `zugzwang tier build`; without it, tables are read
-    /// from the slow tier only, checked when `verify --init` recorded sums.
-    /// `check_blocks: false` skips checksums (to measure what they cost).
-    pub fn new(advise_random: bool, fast_dir: Option<PathBuf>, check_blocks: bool) -> Self {
+    pub fn new(options: TierOptions) -> Self {
         TieredFilesystem {
-            slow: PreadFilesystem::new(advise_random),
-            fast_dir,
-            check_blocks,
+            slow: PreadFilesystem::new().with_advise_random(options.advise_random),
+            fast_dir: options.fast_dir,
+            check_blocks: options.check_blocks,
             cache_verified: true,
             require_checksums: false,
             quarantine: Arc::default(),
@@ -209,7 +233,7 @@ impl TieredFilesystem {
             ),
             // A passing shortage: fail this open and try again later rather
             // than lose the prefix until a restart.
-            Err(err) if super::handles::is_out_of_descriptors(&err) => return Err(err),
+            Err(err) if crate::store::handles::is_out_of_descriptors(&err) => return Err(err),
             Err(err) => fallback(table, &format!("cannot open the prefix: {err}")),
         }
         Ok(entry)
@@ -405,7 +429,7 @@ impl TieredFile {
             let outcome = match self.read_tier(Tier::Fast, fast, offset, hint) {
                 // No descriptor to reopen the prefix with: a passing shortage,
                 // not a reason to give the prefix up.
-                Err(err) if super::handles::is_out_of_descriptors(&err) => Err(None),
+                Err(err) if crate::store::handles::is_out_of_descriptors(&err) => Err(None),
                 Err(err) => Err(Some(err.to_string())),
                 Ok(()) => match &self.sums {
                     Some(sums) => sums.check(offset, fast)?.map_err(|bad| {

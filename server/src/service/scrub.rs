@@ -10,7 +10,7 @@
 
 use std::{
     fmt::Write as _,
-    path::{Path, PathBuf},
+    path::PathBuf,
     sync::{
         Arc, Mutex,
         atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
@@ -19,12 +19,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::{
-    store::{
-        metrics::{self, ScrubReport, escape},
-        published,
-    },
-    tier, verify,
+use crate::store::{
+    format::{file_name, table_files},
+    metrics::{self, ScrubReport, escape},
+    published,
 };
 
 /// Table reads per second above which requests count as heavy load.
@@ -174,9 +172,9 @@ impl Throttle {
 /// Runs one pass over the table files of `dirs`.
 pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState) {
     let mut failures = Vec::new();
-    let files: Vec<PathBuf> = tier::table_files(dirs, &mut failures)
+    let files: Vec<PathBuf> = table_files(dirs, &mut failures)
         .into_iter()
-        .filter(|p| published::sha256(&name(p)).is_some())
+        .filter(|p| published::sha256(&file_name(p)).is_some())
         .collect();
     let sizes: Vec<u64> = files
         .iter()
@@ -188,14 +186,14 @@ pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState) {
     state.bytes_checked.store(0, Relaxed);
     let mut throttle = Throttle::new(mb_per_sec);
     for path in &files {
-        let table = name(path);
-        let result = verify::check_file(path, |n| {
+        let table = file_name(path);
+        let result = published::check_file(path, |n| {
             state.bytes_checked.fetch_add(n as u64, Relaxed);
             throttle.pace(n, state);
         });
         let mut damaged = state.damaged.lock().unwrap_or_else(|p| p.into_inner());
         damaged.retain(|(t, _)| *t != table);
-        if let Err(problem) = result {
+        if let Err(problem) = result.map_err(|err| err.to_string()) {
             tracing::error!("scrub: {table}: {problem}");
             metrics::global().record_scrub_finding(&table);
             damaged.push((table, problem));
@@ -208,12 +206,6 @@ pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState) {
     }
     state.yielding.store(false, Relaxed);
     state.passes.fetch_add(1, Relaxed);
-}
-
-fn name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// Starts scrubbing in a background thread, pass after pass, and shows its

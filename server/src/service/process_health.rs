@@ -8,7 +8,7 @@
 
 use std::{fs, io};
 
-use crate::limits;
+use super::limits;
 
 const STATUS: &str = "/proc/self/status";
 const MEMINFO: &str = "/proc/meminfo";

@@ -26,9 +26,10 @@ use std::{
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::{
+use crate::store::{
+    format::file_name,
     handles::{HandlePool, PooledFile},
-    pread::{TableIoError, file_name},
+    pread::TableIoError,
 };
 
 /// Bytes covered by one checksum.
@@ -123,7 +124,7 @@ pub enum SumsError {
 
 impl SumsError {
     pub fn out_of_descriptors(&self) -> bool {
-        matches!(self, SumsError::Io(err) if super::handles::is_out_of_descriptors(err))
+        matches!(self, SumsError::Io(err) if crate::store::handles::is_out_of_descriptors(err))
     }
 }
 

@@ -9,8 +9,8 @@
 
 use std::{
     fmt,
-    fs::{self, File},
-    io::{self, Read},
+    fs::{self, File, Metadata},
+    io,
     path::{Path, PathBuf},
 };
 
@@ -18,13 +18,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 use xxhash_rust::xxh3::xxh3_128;
 
-use crate::store::{
-    format::{self, TableKind, TableLayout},
+use super::{
     integrity::{BlockSums, HASH_NAME, block_sum},
     manifest::{
         Manifest, manifest_path, mtime_ns, prefix_path, remove_stale_temporaries, sums_path,
         write_atomic,
     },
+};
+use crate::store::{
+    format::{self, TableKind, TableLayout, file_name},
     published,
 };
 
@@ -120,8 +122,8 @@ impl fmt::Display for Summary {
             "prefix%"
         )?;
         for (label, t) in [
-            ("WDL", self.wdl),
-            ("DTZ", self.dtz),
+            (TableKind::Wdl.label(), self.wdl),
+            (TableKind::Dtz.label(), self.dtz),
             ("total", self.total()),
         ] {
             let share = if t.total() == 0 {
@@ -170,36 +172,6 @@ pub fn human(bytes: u64) -> String {
     format!("{value:.1} {unit}")
 }
 
-/// Table files of the directories, sorted by name; unreadable directories
-/// are reported as failures.
-pub fn table_files(dirs: &[PathBuf], failures: &mut Vec<(String, String)>) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for dir in dirs {
-        match fs::read_dir(dir) {
-            Ok(entries) => files.extend(entries.filter_map(Result::ok).map(|e| e.path()).filter(
-                |p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(format::is_table_name)
-                },
-            )),
-            Err(err) => failures.push((
-                dir.display().to_string(),
-                format!("cannot list the directory: {err}"),
-            )),
-        }
-    }
-    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    files
-}
-
-fn name_of(path: &Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
-}
-
 /// How far a lookup may read past the end of the block-length lists:
 /// shakmaty-syzygy reads 16 entries (32 bytes) at a time, also near the end.
 pub const READAHEAD_SLACK: u64 = 64;
@@ -217,7 +189,7 @@ pub fn fast_len(layout: &TableLayout, block_size: u32) -> u64 {
 /// Builds (or checks, with `dry_run`) the fast tier.
 pub fn build(options: &BuildOptions) -> Summary {
     let mut summary = Summary::default();
-    let files = table_files(&options.from, &mut summary.failures);
+    let files = format::table_files(&options.from, &mut summary.failures);
     let mut work = Vec::new();
     for path in files {
         match format::parse_file(&path) {
@@ -228,7 +200,7 @@ pub fn build(options: &BuildOptions) -> Summary {
                 }
                 work.push((path, layout));
             }
-            Err(err) => summary.failures.push((name_of(&path), err.to_string())),
+            Err(err) => summary.failures.push((file_name(&path), err.to_string())),
         }
     }
     if options.dry_run {
@@ -256,7 +228,7 @@ pub fn build(options: &BuildOptions) -> Summary {
         work.len(),
     );
     for (done, (path, layout)) in work.iter().enumerate() {
-        let table = name_of(path);
+        let table = file_name(path);
         bar.set_message(format!("{}/{} {table}", done + 1, work.len()));
         match up_to_date(path, &table, layout, options) {
             Ok(true) => summary.up_to_date += 1,
@@ -331,170 +303,112 @@ fn build_one(
     options: &BuildOptions,
     bar: &ProgressBar,
 ) -> Result<(), String> {
-    let read_err = |err: io::Error| format!("cannot read {}: {err}", path.display());
-    let mut file = File::open(path).map_err(read_err)?;
-    let before = file.metadata().map_err(read_err)?;
     let keep = if options.prefixes {
         fast_len(layout, options.block_size)
     } else {
         0
     };
-    let block = options.block_size as usize;
-    let mut prefix = Vec::with_capacity(keep as usize);
-    let mut sums =
-        Vec::with_capacity(BlockSums::blocks_for(before.len(), options.block_size) as usize);
-    let mut sha = Sha256::new();
-    // A whole number of blocks per chunk, so each block is hashed from one buffer.
-    let mut chunk = vec![0u8; (1usize << 20).div_ceil(block) * block];
-    let mut offset = 0u64;
-    loop {
-        let n = read_full(&mut file, &mut chunk).map_err(read_err)?;
-        if n == 0 {
-            break;
-        }
-        let bytes = &chunk[..n];
-        sha.update(bytes);
-        sums.extend(bytes.chunks(block).map(block_sum));
-        if (prefix.len() as u64) < keep {
-            let take = ((keep - prefix.len() as u64) as usize).min(n);
-            prefix.extend_from_slice(&bytes[..take]);
-        }
-        offset += n as u64;
-        bar.inc(n as u64);
-    }
-    let after = fs::metadata(path).map_err(read_err)?;
-    if offset != before.len()
-        || after.len() != before.len()
-        || mtime_ns(&after) != mtime_ns(&before)
-    {
+    let pass = read_table(path, keep, options.block_size, bar)?;
+    let sha256 = pass.sha256;
+    if let Err(mismatch) = published::check_digest(table, &sha256) {
         return Err(format!(
-            "{} changed while it was read; run again",
-            path.display()
-        ));
-    }
-    let sha256 = format!("{:x}", sha.finalize());
-    if let Some(published) = published::sha256(table)
-        && published != sha256
-    {
-        return Err(format!(
-            "does not match the published sha256 (got {sha256}, published {published}): the table is damaged; replace it before building the tier"
+            "does not match the published sha256 (got {}, published {}): the table is damaged; replace it before building the tier",
+            mismatch.got, mismatch.published
         ));
     }
     let manifest = Manifest {
         table: table.to_string(),
-        source_size: before.len(),
-        source_mtime_ns: mtime_ns(&before),
+        source_size: pass.source.len(),
+        source_mtime_ns: mtime_ns(&pass.source),
         prefix_len: layout.prefix_len,
         fast_len: keep,
-        prefix_digest: format!("{:032x}", xxh3_128(&prefix)),
+        prefix_digest: format!("{:032x}", xxh3_128(&pass.prefix)),
         block_size: options.block_size,
         hash: HASH_NAME.to_string(),
         sha256,
     };
     let sums = BlockSums {
         block_size: options.block_size,
-        file_size: before.len(),
-        sums,
+        file_size: pass.source.len(),
+        sums: pass.sums,
     };
+    write_entry(&options.to, table, &manifest, &sums, &pass.prefix)
+}
+
+/// What one pass over a table yields.
+struct TablePass {
+    /// The file's metadata before the pass (unchanged after it).
+    source: Metadata,
+    /// Its first `keep` bytes.
+    prefix: Vec<u8>,
+    sums: Vec<u64>,
+    /// sha256 of the whole file, hex.
+    sha256: String,
+}
+
+/// Reads a table once, start to end: its first `keep` bytes, a checksum
+/// per block and the whole-file sha256; a file that changes meanwhile is
+/// an error.
+fn read_table(
+    path: &Path,
+    keep: u64,
+    block_size: u32,
+    bar: &ProgressBar,
+) -> Result<TablePass, String> {
+    let read_err = |err: io::Error| format!("cannot read {}: {err}", path.display());
+    let mut file = File::open(path).map_err(read_err)?;
+    let before = file.metadata().map_err(read_err)?;
+    let block = block_size as usize;
+    let mut prefix = Vec::with_capacity(keep as usize);
+    let mut sums = Vec::with_capacity(BlockSums::blocks_for(before.len(), block_size) as usize);
+    let mut sha = Sha256::new();
+    // A whole number of blocks per chunk, so each block is hashed from one buffer.
+    let mut chunk = vec![0u8; (1usize << 20).div_ceil(block) * block];
+    let read = published::read_chunks(&mut file, &mut chunk, |bytes| {
+        sha.update(bytes);
+        sums.extend(bytes.chunks(block).map(block_sum));
+        if (prefix.len() as u64) < keep {
+            let take = ((keep - prefix.len() as u64) as usize).min(bytes.len());
+            prefix.extend_from_slice(&bytes[..take]);
+        }
+        bar.inc(bytes.len() as u64);
+    })
+    .map_err(read_err)?;
+    let after = fs::metadata(path).map_err(read_err)?;
+    if read != before.len() || after.len() != before.len() || mtime_ns(&after) != mtime_ns(&before)
+    {
+        return Err(format!(
+            "{} changed while it was read; run again",
+            path.display()
+        ));
+    }
+    Ok(TablePass {
+        source: before,
+        prefix,
+        sums,
+        sha256: format!("{:x}", sha.finalize()),
+    })
+}
+
+/// Writes a table's entry, each file atomically and the manifest last: it
+/// vouches for the files written before it.
+fn write_entry(
+    to: &Path,
+    table: &str,
+    manifest: &Manifest,
+    sums: &BlockSums,
+    prefix: &[u8],
+) -> Result<(), String> {
     let write = |target: PathBuf, bytes: &[u8]| {
         write_atomic(&target, &[bytes])
             .map_err(|err| format!("cannot write {}: {err}", target.display()))
     };
-    // The manifest goes last: it vouches for the files written before it.
-    let _ = fs::remove_file(manifest_path(&options.to, table));
-    write(sums_path(&options.to, table), &sums.to_bytes())?;
-    if keep > 0 {
-        write(prefix_path(&options.to, table), &prefix)?;
+    let _ = fs::remove_file(manifest_path(to, table));
+    write(sums_path(to, table), &sums.to_bytes())?;
+    if manifest.fast_len > 0 {
+        write(prefix_path(to, table), prefix)?;
     } else {
-        let _ = fs::remove_file(prefix_path(&options.to, table));
+        let _ = fs::remove_file(prefix_path(to, table));
     }
-    write(
-        manifest_path(&options.to, table),
-        manifest.render().as_bytes(),
-    )
-}
-
-/// Fills `buf` unless the file ends first; returns the bytes read.
-fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-            Err(err) => return Err(err),
-        }
-    }
-    Ok(filled)
-}
-
-/// `zugzwang tier ...`
-#[derive(Debug, clap::Subcommand)]
-pub enum TierCommand {
-    /// Copy every table's prefix (header, sparse index, block lengths) to
-    /// fast storage, with block checksums and a manifest per table.
-    Build(TierBuildArgs),
-}
-
-#[derive(Debug, clap::Args)]
-pub struct TierBuildArgs {
-    /// Table directories on the slow tier.
-    #[arg(long, required = true, num_args = 1.., value_name = "SLOW_DIR")]
-    pub from: Vec<PathBuf>,
-    /// Directory on fast storage for prefixes, checksums and manifests.
-    #[arg(long, value_name = "FAST_DIR", required_unless_present = "dry_run")]
-    pub to: Option<PathBuf>,
-    /// Print how the bytes divide (what the fast tier needs) without writing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Bytes per checksum (a power of two).
-    #[arg(long, default_value_t = crate::store::integrity::DEFAULT_BLOCK_SIZE, value_parser = parse_block_size)]
-    pub block_size: u32,
-}
-
-fn parse_block_size(s: &str) -> Result<u32, String> {
-    let size: u32 = s.parse().map_err(|_| format!("{s} is not a number"))?;
-    if size >= 64 && size.is_power_of_two() {
-        Ok(size)
-    } else {
-        Err("the block size must be a power of two of at least 64".to_string())
-    }
-}
-
-/// Runs `zugzwang tier ...`; the summary goes to stdout, failures are named
-/// there and make the exit status non-zero.
-pub fn run(command: TierCommand) -> Result<(), String> {
-    let TierCommand::Build(args) = command;
-    let summary = build(&BuildOptions {
-        from: args.from,
-        to: args.to.unwrap_or_default(),
-        dry_run: args.dry_run,
-        block_size: args.block_size,
-        prefixes: true,
-        progress: true,
-    });
-    print!("{summary}");
-    if !summary.stale_removed.is_empty() {
-        println!(
-            "removed {} temporary files left by earlier runs that were stopped midway",
-            summary.stale_removed.len()
-        );
-    }
-    if !args.dry_run {
-        println!(
-            "{} prefixes written, {} already up to date",
-            summary.built, summary.up_to_date
-        );
-    }
-    for (table, problem) in &summary.failures {
-        println!("FAILED {table}: {problem}");
-    }
-    if summary.failures.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} tables failed; the others were built",
-            summary.failures.len()
-        ))
-    }
+    write(manifest_path(to, table), manifest.render().as_bytes())
 }

@@ -1,19 +1,87 @@
 //! `zugzwang serve`: load the tables, then serve the page and the API until stopped.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
+use clap::Args;
 use leptos::prelude::LeptosOptions;
 
+use super::TableArgs;
 use crate::{
-    cli::ServeArgs,
-    connections::{ConnectionLimits, Connections},
     engine::{Engine, EngineConfig, LoadError},
     http::{AppState, deadline, router},
-    limits::{self, DescriptorBudget},
-    listener::{self, ListenerError},
-    request_log::{self, RequestLog, RequestLogError},
-    shutdown::{ShutdownError, Signals},
+    service::{
+        connections::{ConnectionLimits, Connections},
+        limits::{self, DescriptorBudget},
+        listener::{self, ListenerError},
+        request_log::{self, RequestLog, RequestLogError},
+        scrub,
+        shutdown::{ShutdownError, Signals},
+    },
 };
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:3000", env = "ZUGZWANG_BIND")]
+    pub bind: SocketAddr,
+    #[command(flatten)]
+    pub tables: TableArgs,
+    /// Megabytes of answers kept in the response cache, each weighed by its
+    /// size (0: none kept; identical requests in flight are still computed once).
+    #[arg(long, default_value_t = 64, value_name = "MB")]
+    pub cache_mb: u64,
+    /// Requests allowed in progress at once; more are refused with 503 and Retry-After.
+    #[arg(long, default_value_t = 512)]
+    pub max_pending: usize,
+    /// Append the FEN of every served /standard request to this file, for
+    /// `zugzwang bench replay`.
+    #[arg(long, value_name = "FILE")]
+    pub request_log: Option<PathBuf>,
+    /// Past this size the request log is renamed to FILE.1 and started anew.
+    #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
+    pub request_log_max_bytes: u64,
+    /// Check every table against the published digests in the background,
+    /// yielding to requests; progress and findings are on /metrics.
+    #[arg(long)]
+    pub scrub: bool,
+    /// Scrub read rate limit in MB/s.
+    #[arg(long, default_value_t = 50.0, value_name = "MB_PER_S")]
+    pub scrub_rate: f64,
+    /// Close a connection whose request head has not fully arrived this long
+    /// after the server began waiting for it (slow or half-sent requests).
+    /// The wait starts after each answer, so it also bounds keep-alive.
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds)]
+    pub header_timeout: Duration,
+    /// Close a connection that moved no bytes for this long while none of
+    /// its requests was being answered (idle keep-alive, stalled clients).
+    #[arg(long, default_value = "5", value_name = "SECS", value_parser = seconds)]
+    pub idle_timeout: Duration,
+    /// Answer 504 to a request not answered within this time (a table on a
+    /// failing disk), instead of holding the client for as long as the disk takes.
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds)]
+    pub request_timeout: Duration,
+    /// Connections served at once. At the cap, the connection quiet longest
+    /// (idle or half-sent) is closed to make room; if all are busy, new ones
+    /// wait in the kernel's backlog. Default: half of the open-files limit
+    /// left after a reserve of 64; the rest is kept for table files.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
+    /// On SIGTERM or SIGINT, wait this long for requests in progress before
+    /// exiting anyway (and logging what was cut).
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds)]
+    pub drain_timeout: Duration,
+}
+
+/// A positive number of seconds, fractions allowed ("0.5").
+fn seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if secs <= 0.0 {
+        return Err(format!("{text} s: must be more than 0"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|err| format!("{text} s: {err}"))
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -38,7 +106,7 @@ pub async fn serve(
     let budget = descriptor_budget(&args);
     let engine = open_engine(&args, &budget)?;
     if args.scrub {
-        crate::scrub::start_for_serve(&args.tables.dirs, args.scrub_rate);
+        scrub::start_for_serve(&args.tables.dirs, args.scrub_rate);
     }
     let log = match &args.request_log {
         Some(path) => {
@@ -61,6 +129,7 @@ pub async fn serve(
     });
     let state = AppState {
         connections: Some(connections.stats()),
+        request_log: log.clone(),
         ..AppState::new(Arc::new(engine), leptos_options(addr))
     };
     let requests = Arc::clone(&state.requests);
@@ -93,12 +162,12 @@ fn descriptor_budget(args: &ServeArgs) -> DescriptorBudget {
 }
 
 fn open_engine(args: &ServeArgs, budget: &DescriptorBudget) -> Result<Engine, LoadError> {
-    let config = EngineConfig {
+    let mut config = EngineConfig {
         cache_bytes: args.cache_mb.saturating_mul(1 << 20),
         max_pending: args.max_pending,
-        table_handles: Some(saturating_usize(budget.table_handles)),
         ..args.tables.engine_config()
     };
+    config.store.table_handles = Some(saturating_usize(budget.table_handles));
     let engine = Engine::open(&config)?;
     for dir in engine.directories() {
         tracing::info!("{} table files in {}", dir.tables, dir.path.display());

@@ -1,0 +1,150 @@
+//! `zugzwang bench`: the replay benchmark (tail latency from a real request
+//! log with parallel clients) and the ECDF plots of its results; the work is
+//! in `crate::bench`, the arguments and printing here.
+
+use std::{
+    fs::OpenOptions,
+    io::{IsTerminal, Write},
+    path::PathBuf,
+    time::Duration,
+};
+
+use clap::{Args, Subcommand};
+
+use crate::bench::{BenchError, plot, replay, summary};
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: BenchCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Replay a request log against a running server and summarise the response times.
+    Replay(ReplayArgs),
+    /// Draw response-time ECDFs (log time axis, client ping added) of replay results.
+    Plot(PlotArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// URL the FEN is appended to as `?fen=`.
+    #[arg(long, default_value = "http://127.0.0.1:3000/standard")]
+    pub endpoint: String,
+    /// Request log: one FEN per line (as written by `serve --request-log`).
+    #[arg(long)]
+    pub log: PathBuf,
+    /// Parallel clients; each sends its next request when its previous one completes.
+    #[arg(long, default_value_t = 12)]
+    pub clients: usize,
+    /// Requests at the start of the log that are sent but not measured
+    /// (tables opening, caches filling).
+    #[arg(long, default_value_t = 0)]
+    pub warmup: usize,
+    /// Send at most this many requests, warm-up included (default: the whole log).
+    #[arg(long)]
+    pub max_requests: Option<usize>,
+    /// Stop sending new requests after this many seconds.
+    #[arg(long, default_value_t = 600.0)]
+    pub duration: f64,
+    /// Seconds after which a request without an answer counts as failed.
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Result file: one tab-separated line per request (fen, ms, status, phase).
+    #[arg(long, default_value = "replay.tsv")]
+    pub out: PathBuf,
+    /// Name of the run in the summary row (default: the result file's name).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Also append the summary as a Markdown table row to this file.
+    #[arg(long)]
+    pub summary: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Result files of `bench replay`; one curve each.
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// Image to write, .svg or .png; repeat for both.
+    #[arg(long, required = true)]
+    pub out: Vec<PathBuf>,
+    /// Client ping in ms added to every response time.
+    #[arg(long, default_value_t = 30.0)]
+    pub ping: f64,
+    /// Legend names, in the order of the result files (default: file names).
+    #[arg(long)]
+    pub label: Vec<String>,
+    #[arg(long, default_value = "Response time ECDF")]
+    pub title: String,
+}
+
+fn seconds(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+}
+
+pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
+    match args.command {
+        BenchCommand::Replay(args) => run_replay(args).await,
+        BenchCommand::Plot(args) => {
+            let curves = plot::curves(&args.results, &args.label, args.ping)?;
+            plot::plot(&curves, &args.title, args.ping, &args.out)?;
+            eprintln!("wrote {}", plot::describe(&args.out));
+            Ok(())
+        }
+    }
+}
+
+async fn run_replay(args: ReplayArgs) -> Result<(), BenchError> {
+    let options = replay::ReplayOptions {
+        endpoint: args.endpoint,
+        log: args.log,
+        clients: args.clients,
+        warmup: args.warmup,
+        max_requests: args.max_requests,
+        duration: seconds(args.duration),
+        timeout: seconds(args.timeout),
+        out: args.out,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let report = replay::replay(&options).await?;
+    eprintln!(
+        "sent {} of {} requests{} ({} warm-up); results in {}",
+        report.sent,
+        report.planned,
+        if report.timed_out {
+            format!(", stopped by --duration {}s", args.duration)
+        } else {
+            String::new()
+        },
+        options.warmup.min(report.sent),
+        options.out.display()
+    );
+    let Some(summary) = report.summary else {
+        eprintln!("no measured requests: every request sent was warm-up");
+        return Ok(());
+    };
+    let label = args.label.unwrap_or_else(|| {
+        options
+            .out
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+    });
+    println!("{summary}");
+    println!("{}", summary::Summary::header());
+    println!("{}", summary.row(&label));
+    if let Some(path) = args.summary {
+        let write_err = |source| BenchError::Write {
+            path: path.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(write_err)?;
+        writeln!(file, "{}", summary.row(&label)).map_err(write_err)?;
+    }
+    Ok(())
+}

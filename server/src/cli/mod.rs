@@ -1,0 +1,147 @@
+//! The `zugzwang` command line: one file per subcommand, each holding its
+//! arguments, what it runs and what it prints. They sit on top of the
+//! library's layers (`http`, `engine`, `store`, `service`); nothing below
+//! imports them.
+
+pub mod bench;
+pub mod probe;
+pub mod serve;
+pub mod tier;
+pub mod verify;
+
+use std::{ffi::OsString, path::PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::{engine::EngineConfig, store::StoreOptions};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "zugzwang",
+    version,
+    about = "Syzygy endgame explorer and tablebase server",
+    after_help = "Without a command, `zugzwang` runs `serve` with its defaults."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the explorer page and the lichess-compatible tablebase API.
+    Serve(serve::ServeArgs),
+    /// Print the API's answer for one position as JSON (for scripts).
+    Probe(probe::ProbeArgs),
+    /// Replay request logs against a server and plot response-time ECDFs.
+    Bench(bench::BenchArgs),
+    /// Manage the fast tier (table prefixes on fast storage).
+    #[command(subcommand)]
+    Tier(tier::TierCommand),
+    /// Check table files against the published sha256 digests.
+    Verify(verify::VerifyArgs),
+}
+
+/// Where the tables are and how they are read.
+#[derive(Debug, Args)]
+pub struct TableArgs {
+    /// Directory of Syzygy tables (.rtbw/.rtbz); repeat for several. Without
+    /// it, the 3- and 4-piece tables built into the binary are used.
+    #[arg(long = "tables", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Blocking threads probing tables at once (the probes of one request run in parallel on them).
+    #[arg(long, default_value_t = 16)]
+    pub probe_threads: usize,
+    /// Read tables through mmap instead of pread. Faster when all tables sit
+    /// in RAM, but a read error or a table changed on disk kills the server
+    /// with SIGBUS instead of answering with an error. For benchmarks. The
+    /// fast tier is a pread store, so the two do not combine.
+    #[arg(long, conflicts_with = "fast")]
+    pub mmap: bool,
+    /// Tell the kernel table reads are random (POSIX_FADV_RANDOM), which
+    /// disables read-ahead. Off by default: explorers' reads are less random than they look.
+    #[arg(long)]
+    pub advise_random: bool,
+    /// On a page-cache miss, have the kernel read this many KiB around it (an
+    /// aligned window), as an mmap fault reads around itself: a seek costs
+    /// the same for 4 KiB as for 128, and neighbouring probes then hit. 0 turns it off.
+    #[arg(long, value_name = "KIB", default_value_t = 128)]
+    pub read_around: u64,
+    /// Probe the moves of a request one after another instead of together.
+    /// For benchmarks: shows what the parallel probes buy.
+    #[arg(long)]
+    pub sequential_probes: bool,
+    /// Fast tier built by `zugzwang tier build`: table prefixes are read from
+    /// there, data blocks from --tables (at most one slow read per lookup).
+    #[arg(long, value_name = "FAST_DIR")]
+    pub fast: Option<PathBuf>,
+    /// Skip the per-block checksum check on read (only to measure its cost).
+    #[arg(long, hide = true)]
+    pub no_block_checks: bool,
+    /// Refuse to serve tables without recorded block checksums: the server
+    /// does not start while any table in --tables lacks them (recorded by
+    /// `zugzwang verify --init` or `zugzwang tier build`), and a table whose
+    /// checksums disappear later answers 500 instead of unchecked bytes.
+    #[arg(long, conflicts_with_all = ["mmap", "no_block_checks"])]
+    pub require_checksums: bool,
+}
+
+impl TableArgs {
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            tables: self.dirs.clone(),
+            store: StoreOptions {
+                mmap: self.mmap,
+                advise_random: self.advise_random,
+                read_around_kib: self.read_around,
+                fast: self.fast.clone(),
+                check_blocks: !self.no_block_checks,
+                require_checksums: self.require_checksums,
+                table_handles: None,
+            },
+            probe_threads: self.probe_threads,
+            sequential_probes: self.sequential_probes,
+            ..EngineConfig::default()
+        }
+    }
+}
+
+/// Why a command failed; printed after `zugzwang: ` with a failing exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Serve(#[from] serve::ServeError),
+    #[error(transparent)]
+    Probe(#[from] probe::ProbeError),
+    #[error(transparent)]
+    Bench(#[from] crate::bench::BenchError),
+    #[error(transparent)]
+    Tier(#[from] tier::TierError),
+    #[error(transparent)]
+    Verify(#[from] verify::VerifyError),
+}
+
+/// Runs a parsed command. `inherited` is the listening socket systemd passed
+/// to `serve`, taken before the runtime started (see `service::listener`).
+pub async fn run(
+    command: Command,
+    inherited: Option<std::net::TcpListener>,
+) -> Result<(), CliError> {
+    match command {
+        Command::Serve(args) => serve::serve(args, inherited).await?,
+        Command::Probe(args) => probe::run(args).await?,
+        Command::Bench(args) => bench::run(args).await?,
+        Command::Tier(command) => tier::run(command)?,
+        Command::Verify(args) => verify::run(args)?,
+    }
+    Ok(())
+}
+
+/// `zugzwang` alone means `zugzwang serve`: cargo-leptos starts the binary
+/// without arguments (`cargo leptos serve`, `cargo leptos end-to-end`).
+pub fn with_default_command(mut args: Vec<OsString>) -> Vec<OsString> {
+    if args.len() == 1 {
+        args.push(OsString::from("serve"));
+    }
+    args
+}

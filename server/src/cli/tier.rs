@@ -1,0 +1,83 @@
+//! `zugzwang tier build`: copy every table's prefix to fast storage, with
+//! per-block checksums and a manifest (the work is `store::tier::build`),
+//! and print how the bytes divide.
+
+use std::path::PathBuf;
+
+use crate::store::tier::{BuildOptions, build, integrity::DEFAULT_BLOCK_SIZE};
+
+/// `zugzwang tier ...`
+#[derive(Debug, clap::Subcommand)]
+pub enum TierCommand {
+    /// Copy every table's prefix (header, sparse index, block lengths) to
+    /// fast storage, with block checksums and a manifest per table.
+    Build(TierBuildArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TierBuildArgs {
+    /// Table directories on the slow tier.
+    #[arg(long, required = true, num_args = 1.., value_name = "SLOW_DIR")]
+    pub from: Vec<PathBuf>,
+    /// Directory on fast storage for prefixes, checksums and manifests.
+    #[arg(long, value_name = "FAST_DIR", required_unless_present = "dry_run")]
+    pub to: Option<PathBuf>,
+    /// Print how the bytes divide (what the fast tier needs) without writing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Bytes per checksum (a power of two).
+    #[arg(long, default_value_t = DEFAULT_BLOCK_SIZE, value_parser = parse_block_size)]
+    pub block_size: u32,
+}
+
+fn parse_block_size(s: &str) -> Result<u32, String> {
+    let size: u32 = s.parse().map_err(|_| format!("{s} is not a number"))?;
+    if size >= 64 && size.is_power_of_two() {
+        Ok(size)
+    } else {
+        Err("the block size must be a power of two of at least 64".to_string())
+    }
+}
+
+/// Why `zugzwang tier` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TierError {
+    /// Tables that could not be built are named above, each with its reason.
+    #[error("{0} tables failed; the others were built")]
+    TablesFailed(usize),
+}
+
+/// Runs `zugzwang tier ...`; the summary goes to stdout, failures are named
+/// there and make the exit status non-zero.
+pub fn run(command: TierCommand) -> Result<(), TierError> {
+    let TierCommand::Build(args) = command;
+    let summary = build(&BuildOptions {
+        from: args.from,
+        to: args.to.unwrap_or_default(),
+        dry_run: args.dry_run,
+        block_size: args.block_size,
+        prefixes: true,
+        progress: true,
+    });
+    print!("{summary}");
+    if !summary.stale_removed.is_empty() {
+        println!(
+            "removed {} temporary files left by earlier runs that were stopped midway",
+            summary.stale_removed.len()
+        );
+    }
+    if !args.dry_run {
+        println!(
+            "{} prefixes written, {} already up to date",
+            summary.built, summary.up_to_date
+        );
+    }
+    for (table, problem) in &summary.failures {
+        println!("FAILED {table}: {problem}");
+    }
+    if summary.failures.is_empty() {
+        Ok(())
+    } else {
+        Err(TierError::TablesFailed(summary.failures.len()))
+    }
+}

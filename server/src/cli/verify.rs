@@ -1,0 +1,107 @@
+//! `zugzwang verify`: whole table files against the published sha256 digests
+//! (shipped with the program), naming every missing, extra or damaged file;
+//! `verify --init` records per-block checksums for tables served without a
+//! fast tier.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::store::{
+    published::check_dirs,
+    tier::{
+        BuildOptions, INTEGRITY_SUBDIR,
+        build::{self, human},
+        integrity::DEFAULT_BLOCK_SIZE,
+    },
+};
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Table directories to check.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Instead of checking, record a checksum per block of every table (after
+    /// checking it against the published digest), for integrity checks on
+    /// read when the tables are served without a fast tier.
+    #[arg(long)]
+    pub init: bool,
+    /// With --init: where to keep the checksums. Default: DIR/.zugzwang,
+    /// where `serve` finds them by itself; elsewhere (a read-only table
+    /// directory), pass the same directory to `serve --fast`.
+    #[arg(long, value_name = "DIR", requires = "init")]
+    pub to: Option<PathBuf>,
+    /// Do not count published tables absent from the directories as a
+    /// failure (for partial table sets); they are still listed.
+    #[arg(long)]
+    pub partial: bool,
+}
+
+/// Why `zugzwang verify` failed; what failed is listed above it.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("{0} tables failed")]
+    InitFailed(usize),
+    #[error("the table set does not match the published digests")]
+    Mismatch,
+}
+
+/// Runs `zugzwang verify`.
+pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
+    if args.init {
+        let mut failed = 0;
+        for dir in &args.dirs {
+            let to = args
+                .to
+                .clone()
+                .unwrap_or_else(|| dir.join(INTEGRITY_SUBDIR));
+            let summary = build::build(&BuildOptions {
+                from: vec![dir.clone()],
+                to: to.clone(),
+                dry_run: false,
+                block_size: DEFAULT_BLOCK_SIZE,
+                prefixes: false,
+                progress: true,
+            });
+            println!(
+                "{}: block checksums for {} tables in {} ({} already up to date)",
+                dir.display(),
+                summary.built,
+                to.display(),
+                summary.up_to_date
+            );
+            for (table, problem) in &summary.failures {
+                println!("FAILED {table}: {problem}");
+            }
+            failed += summary.failures.len();
+        }
+        return if failed == 0 {
+            Ok(())
+        } else {
+            Err(VerifyError::InitFailed(failed))
+        };
+    }
+    let findings = check_dirs(&args.dirs, true);
+    for (name, problem) in &findings.mismatched {
+        println!("MISMATCH {name}: {problem}");
+    }
+    for name in &findings.extra {
+        println!("EXTRA {name}: not in the published list of Syzygy tables");
+    }
+    for name in &findings.missing {
+        println!("MISSING {name}");
+    }
+    println!(
+        "{} tables ({}) checked: {} damaged, {} extra, {} missing",
+        findings.checked,
+        human(findings.bytes),
+        findings.mismatched.len(),
+        findings.extra.len(),
+        findings.missing.len()
+    );
+    if findings.is_clean(args.partial) {
+        Ok(())
+    } else {
+        Err(VerifyError::Mismatch)
+    }
+}

@@ -1,0 +1,15 @@
+//! Process-level services that `serve` starts around the HTTP router: the
+//! open-files limit and how it is shared (`limits`), the listening socket
+//! (`listener`), the accept loop and its timeouts (`connections`), draining
+//! on SIGTERM (`shutdown`), the background check of whole tables against
+//! the published digests (`scrub`), the log of served positions
+//! (`request_log`) and the memory and descriptor figures for /metrics
+//! (`process_health`).
+
+pub mod connections;
+pub mod limits;
+pub mod listener;
+pub mod process_health;
+pub mod request_log;
+pub mod scrub;
+pub mod shutdown;
