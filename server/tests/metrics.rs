@@ -10,7 +10,10 @@ use axum::{Router, http::StatusCode, routing::get};
 use leptos::prelude::LeptosOptions;
 use server::{
     http::{AppState, exposition::Exposition, request_metrics::RequestMetrics},
-    service::connections::{ConnectionLimits, Connections},
+    service::{
+        connections::{ConnectionLimits, Connections},
+        request_log::RequestLog,
+    },
 };
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -415,4 +418,32 @@ async fn open_connections_are_counted() {
     );
     stop.cancel();
     serving.await.expect("accept loop ends");
+}
+
+/// With `--request-log`, the positions it had to leave out are on /metrics
+/// (none here: its writer keeps up); without it, the counter is not shown.
+#[tokio::test]
+async fn the_request_logs_dropped_count_is_shown_when_there_is_a_log() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let log = RequestLog::open(&dir.path().join("requests.log"), 1 << 20).expect("log opens");
+    let options = LeptosOptions::builder()
+        .output_name("zugzwang")
+        .site_root("target/site")
+        .build();
+    let engine = Arc::new(common::engine_with(Vec::new()));
+    let with_log = server::http::router(AppState {
+        request_log: Some(log),
+        ..AppState::new(Arc::clone(&engine), options.clone())
+    });
+    let (_, samples) = scrape(&with_log).await;
+    assert_eq!(
+        value(&samples, "zugzwang_request_log_dropped_total", &[]),
+        0.0
+    );
+    let without = server::http::router(AppState::new(engine, options));
+    let (text, _) = scrape(&without).await;
+    assert!(
+        !text.contains("zugzwang_request_log_dropped_total"),
+        "{text}"
+    );
 }
