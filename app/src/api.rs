@@ -3,6 +3,7 @@
 //! lichess tablebase API so existing clients can switch by changing a base URL.
 
 use serde::{Deserialize, Serialize};
+use shakmaty::{CastlingMode, Chess, Move, san::SanPlus};
 
 /// Outcome of a position for the side to move, with the 50-move rule counted.
 ///
@@ -124,6 +125,27 @@ pub struct MoveInfo {
     pub conversion: bool,
     #[serde(flatten)]
     pub pos: PositionInfo,
+}
+
+impl MoveInfo {
+    /// A legal move of `pos` as the API names it, and the position after
+    /// it. What the move leads to is not known yet (`PositionInfo::unknown`):
+    /// the server fills it in from the tables, the page shows it as is when
+    /// the server is out of reach. One home for both, so the two sides name
+    /// moves alike.
+    pub fn play(pos: &Chess, m: Move) -> (MoveInfo, Chess) {
+        let mut after = pos.clone();
+        let uci = m.to_uci(CastlingMode::Standard).to_string();
+        let san = SanPlus::from_move_and_play_unchecked(&mut after, m).to_string();
+        let info = MoveInfo {
+            uci,
+            san,
+            zeroing: m.is_zeroing(),
+            conversion: m.is_conversion(),
+            pos: PositionInfo::unknown(),
+        };
+        (info, after)
+    }
 }
 
 /// Answer of `GET /standard`.

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use shakmaty::{Chess, Position, Square, uci::UciMove};
 
 use crate::{
-    api::{MoveInfo, PositionInfo},
+    api::MoveInfo,
     components::{board::move_squares, outcome::Outcome},
     position::to_fen,
     source::encode,
@@ -53,17 +53,7 @@ pub fn listed_moves(pos: &Chess, moves: &[MoveInfo]) -> Vec<ListedMove> {
 pub fn unknown_moves(pos: &Chess) -> Vec<MoveInfo> {
     pos.legal_moves()
         .into_iter()
-        .map(|m| {
-            let uci = m.to_uci(shakmaty::CastlingMode::Standard).to_string();
-            let san = shakmaty::san::SanPlus::from_move(pos.clone(), m).to_string();
-            MoveInfo {
-                uci,
-                san,
-                zeroing: m.is_zeroing(),
-                conversion: m.is_conversion(),
-                pos: PositionInfo::unknown(),
-            }
-        })
+        .map(|m| MoveInfo::play(pos, m).0)
         .collect()
 }
 

@@ -133,6 +133,14 @@ impl Engine {
 
     /// The DTZ-optimal line from a position (`GET /standard/mainline`).
     pub async fn mainline(&self, pos: Chess) -> Result<Arc<MainlineAnswer>, EngineError> {
+        let (pieces, max) = (app::position::piece_count(&pos), self.max_pieces());
+        if pieces > max {
+            // Said before probing, with the count: the tables' own error
+            // only says "too many pieces".
+            return Err(EngineError::NotInTables(format!(
+                "{pieces} pieces: the loaded tables cover at most {max}"
+            )));
+        }
         if let Some(hit) = self.cache.cached_mainline(&pos).await {
             return Ok(hit);
         }

@@ -7,7 +7,7 @@ use std::sync::{
 
 use app::api::{Category, MoveInfo, PositionInfo, TablebaseAnswer};
 use futures::future::try_join_all;
-use shakmaty::{CastlingMode, Chess, Position, san::SanPlus};
+use shakmaty::{Chess, Position};
 use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded};
 
 use super::{
@@ -105,11 +105,9 @@ pub async fn answer(pool: &ProbePool, pos: Chess) -> Result<TablebaseAnswer, Eng
     positions.push(pos.clone());
     let mut played = Vec::with_capacity(legal.len());
     for m in legal {
-        let mut after = pos.clone();
-        let uci = m.to_uci(CastlingMode::Standard).to_string();
-        let san = SanPlus::from_move_and_play_unchecked(&mut after, m).to_string();
+        let (info, after) = MoveInfo::play(&pos, m);
         positions.push(after);
-        played.push((m, uci, san));
+        played.push((m, info));
     }
 
     let mut probed = probe_all(pool, positions).await?.into_iter();
@@ -119,13 +117,10 @@ pub async fn answer(pool: &ProbePool, pos: Chess) -> Result<TablebaseAnswer, Eng
     let ranked: Vec<RankedMove> = played
         .into_iter()
         .zip(probed)
-        .map(|((m, uci, san), after)| RankedMove {
+        .map(|((m, info), after)| RankedMove {
             info: MoveInfo {
-                uci,
-                san,
-                zeroing: m.is_zeroing(),
-                conversion: m.is_conversion(),
                 pos: after.info(after.category(halfmoves)),
+                ..info
             },
             capture: m.capture(),
             promotion: m.promotion(),

@@ -35,14 +35,6 @@ pub async fn mainline(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let pos = position(&query)?;
-    let max = state.engine.max_pieces();
-    let pieces = app::position::piece_count(&pos);
-    if pieces > max {
-        return Err(EngineError::NotInTables(format!(
-            "{pieces} pieces: the loaded tables cover at most {max}"
-        ))
-        .into());
-    }
     let (answer, reads) = metrics::counting_reads(state.engine.mainline(pos)).await;
     let mut response = negotiate(&headers, answer?.as_ref());
     response.headers_mut().insert(metrics::PROBE_READS, reads);
