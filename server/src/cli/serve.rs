@@ -11,12 +11,13 @@ use crate::{
     http::{AppState, deadline, router},
     service::{
         connections::{ConnectionLimits, Connections},
-        limits::{self, DescriptorBudget},
+        limits,
         listener::{self, ListenerError},
         request_log::{self, RequestLog, RequestLogError},
         scrub,
         shutdown::{ShutdownError, Signals},
     },
+    store::descriptors::DescriptorBudget,
 };
 
 #[derive(Debug, Args)]

@@ -8,7 +8,7 @@
 
 use std::{fs, io};
 
-use super::limits;
+use crate::store::descriptors;
 
 const STATUS: &str = "/proc/self/status";
 const MEMINFO: &str = "/proc/meminfo";
@@ -51,7 +51,7 @@ impl ProcessHealth {
             resident_bytes: known(resident_bytes()),
             memory_available_bytes: known(memory_available_bytes()),
             open_fds: known(open_fds()),
-            max_fds: limits::open_files_limit(),
+            max_fds: descriptors::open_files_limit(),
         }
     }
 }

@@ -13,6 +13,7 @@
 //! against them.
 
 pub mod coverage;
+pub mod descriptors;
 pub mod embedded;
 pub mod format;
 pub mod handles;
@@ -46,7 +47,7 @@ pub struct StoreOptions {
     /// Refuse to serve tables without recorded checksums.
     pub require_checksums: bool,
     /// Table files kept open at most; `None`: what the open-files limit
-    /// leaves after connections (`service::limits::DescriptorBudget`).
+    /// leaves after connections (`store::descriptors::DescriptorBudget`).
     pub table_handles: Option<usize>,
 }
 

@@ -27,9 +27,9 @@ use std::{
 use rustix::io::{Errno, ReadWriteFlags};
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
+use super::descriptors::DescriptorBudget;
 use super::format::file_name;
 use super::handles::{self, HandlePool, PooledFile};
-use crate::service::limits::DescriptorBudget;
 
 /// Reads tables with positioned reads, optionally hinting random access.
 #[derive(Debug, Clone)]
