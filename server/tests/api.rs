@@ -216,7 +216,8 @@ async fn bad_requests_say_what_is_wrong() {
 /// Checks no legal last move could give (pawn and knight together), as
 /// position editors and puzzles produce: lila-tablebase and python-chess
 /// answer them, and so do we, on every route.
-#[tokio::test]
+// Multi-threaded, as `serve` runs: the page is rendered by Leptos's tasks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn impossible_checks_are_answered_on_every_route() {
     let router = embedded_router();
     let fen = "8/8/8/2K1N3/8/5k2/6P1/8 b - - 0 38";
@@ -231,7 +232,13 @@ async fn impossible_checks_are_answered_on_every_route() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body["dtz"].is_i64(), "{body}");
 
-    let (status, content_type, page) = common::get(&router, &uri("/", fen), None).await;
+    // A page that never renders must fail the test, not hang the run.
+    let page = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        common::get(&router, &uri("/", fen), None),
+    )
+    .await;
+    let (status, content_type, page) = page.expect("the page renders within 60 s");
     assert_eq!(status, StatusCode::OK);
     assert!(content_type.starts_with("text/html"), "{content_type}");
     let page = String::from_utf8_lossy(&page);

@@ -12,6 +12,11 @@ use crate::engine::Engine;
 
 /// The page routes plus static files (the WASM bundle, CSS, images).
 pub fn routes(state: AppState) -> Router<AppState> {
+    // Rendering the route list already runs the app, which may spawn tasks:
+    // with no executor set yet they would be dropped (leptos_axum sets one
+    // only when it handles a request). Set the tokio one first; a second
+    // call is a harmless no-op.
+    let _ = any_spawner::Executor::init_tokio();
     let source = probe_source(Arc::clone(&state.engine));
     let options = state.leptos_options.clone();
     Router::new()
