@@ -56,3 +56,21 @@ test('the editor refuses a side not to move in check', async ({ page }) => {
   await expect(page.locator('.editor-error')).toContainText('side not to move is in check');
   await expect(page.locator('.editor')).toBeVisible();
 });
+
+test('the editor opens a position whose table is not loaded, with the moves that lead into loaded ones', async ({ page }) => {
+  // KRvK plus a white pawn and a black rook: KRPvKR, not among the embedded 3-4 piece tables.
+  await openHydrated(page, '4k3/8/8/8/8/8/8/4K2R w - - 0 1');
+  await page.locator('button.edit').click();
+  await expect(page.locator('.editor')).toBeVisible();
+  await page.locator('.palette-piece[data-piece="wP"]').click();
+  await clickSquare(page, 'a2');
+  await page.locator('.palette-piece[data-piece="bR"]').click();
+  await clickSquare(page, 'h8');
+  await page.locator('.editor-controls button.done').click();
+  const fen = '4k2r/8/8/8/8/8/P7/4K2R w - - 0 1';
+  await expect.poll(() => fenOfUrl(page.url())).toBe(fen);
+  await expect(page.locator('.editor')).toBeHidden();
+  await expect(page.locator('.status')).toContainText('Not in the tables');
+  // Taking the rook leads into KRPvK, which is loaded: that move is answered.
+  await expect(page.locator('.move-list a.move', { hasText: 'Rxh8' })).toContainText('DTZ');
+});

@@ -3,7 +3,6 @@
 //! the back rank, more pieces than the tables hold) while still editing.
 
 use crate::{
-    api::Category,
     position::{parse_fen, piece_count, to_fen},
     source::fetch_answer,
 };
@@ -34,19 +33,13 @@ pub fn check_rules(text: &str) -> Result<Candidate, String> {
     })
 }
 
-/// Asks the tables: a position they cannot answer (and that is not mate or
-/// stalemate, which need none) has more pieces than the loaded tables hold.
+/// Asks the server before leaving, so a position it refuses keeps the
+/// editor open with the reason. A position the loaded tables cannot answer
+/// (a table not installed, more pieces than they hold) is still opened, as
+/// it is from a URL: the page says it is not in the tables, and moves that
+/// lead into loaded tables (captures, promotions) are answered.
 pub async fn check_tables(Candidate { fen, pieces }: &Candidate) -> Result<(), String> {
     match fetch_answer(fen.clone()).await {
-        Ok(answer)
-            if answer.pos.category == Category::Unknown
-                && !answer.pos.checkmate
-                && !answer.pos.stalemate =>
-        {
-            Err(format!(
-                "{pieces} pieces: more pieces than the loaded tables hold"
-            ))
-        }
         Ok(_) => Ok(()),
         Err(err) => Err(format!("{pieces} pieces: {}", err.error)),
     }
