@@ -62,6 +62,29 @@ fn kings_and_rook(king: &str, rook: &str) -> String {
     format!("{}_w_-_-_0_1", ranks.join("/"))
 }
 
+/// API requests the server has answered or is answering, from `/metrics`
+/// (less the `/metrics` request asking).
+fn requests_read(addr: std::net::SocketAddr) -> usize {
+    let (_, metrics) = process::get(addr, "/metrics");
+    let sample = |line: &str| -> usize {
+        line.rsplit(' ')
+            .next()
+            .and_then(|value| value.parse::<f64>().ok())
+            .map_or(0, |value| value as usize)
+    };
+    let answered: usize = metrics
+        .lines()
+        .filter(|line| line.starts_with("zugzwang_http_requests_total{"))
+        .filter(|line| line.contains("route=\"/standard"))
+        .map(sample)
+        .sum();
+    let in_progress = metrics
+        .lines()
+        .find(|line| line.starts_with("zugzwang_http_requests_in_progress "))
+        .map_or(0, sample);
+    answered + in_progress.saturating_sub(1)
+}
+
 #[test]
 fn sigterm_answers_the_requests_in_flight_and_exits_0() {
     // Long timeouts: only the shutdown itself may close these connections.
@@ -91,6 +114,13 @@ fn sigterm_answers_the_requests_in_flight_and_exits_0() {
     let expected = in_flight.len() + 3; // + listener, half-sent, idle
     server.wait_until("every connection to be accepted", |server| {
         server.open_sockets() >= expected
+    });
+    // Accepted is not yet read: a request still in the socket's buffer when
+    // the signal comes is on a connection the server sees as idle, and
+    // closing idle connections is what a shutdown does (clients retry those).
+    // Wait until the server has read every one: answered or in progress.
+    server.wait_until("every request to be read", |server| {
+        requests_read(server.addr) >= in_flight.len()
     });
 
     server.signal(Signal::TERM);
