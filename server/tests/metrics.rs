@@ -6,7 +6,7 @@ mod common;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
-use axum::{Router, http::StatusCode, routing::get};
+use axum::{Router, http::StatusCode};
 use leptos::prelude::LeptosOptions;
 use server::{
     http::{AppState, exposition::Exposition, request_metrics::RequestMetrics},
@@ -339,13 +339,7 @@ async fn no_path_of_the_servers_disks_is_shown() {
 
 #[tokio::test]
 async fn a_request_past_its_deadline_is_counted_by_route() {
-    let stuck = Router::new().route(
-        "/standard",
-        get(|| async {
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            "never"
-        }),
-    );
+    let stuck = common::stuck_route();
     let metrics = Arc::new(RequestMetrics::default());
     let inner = server::http::request_metrics::layer(stuck, Arc::clone(&metrics));
     let app = server::http::deadline::layer(inner, Duration::from_millis(50), Arc::clone(&metrics));

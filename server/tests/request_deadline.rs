@@ -1,22 +1,18 @@
 //! A request that does not finish in time (a probe stuck on a dead disk) is
 //! answered 504 with a JSON error once the deadline passes.
 
+mod common;
+
 use std::{sync::Arc, time::Duration};
 
-use axum::{Router, body::Body, http::Request, routing::get};
+use axum::{body::Body, http::Request};
 use http_body_util::BodyExt;
 use server::http::request_metrics::RequestMetrics;
 use tower::ServiceExt;
 
 #[tokio::test]
 async fn a_request_past_its_deadline_is_a_504_with_a_json_error() {
-    let stuck = Router::new().route(
-        "/standard",
-        get(|| async {
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            "never"
-        }),
-    );
+    let stuck = common::stuck_route();
     let metrics = Arc::new(RequestMetrics::default());
     let app = server::http::deadline::layer(stuck, Duration::from_millis(100), metrics.clone());
     let request = Request::get("/standard")

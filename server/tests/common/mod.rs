@@ -89,6 +89,17 @@ pub fn copy_of_embedded_tables() -> tempfile::TempDir {
     dir
 }
 
+/// A `/standard` that never answers, as a probe stuck on a dead disk does.
+pub fn stuck_route() -> axum::Router {
+    axum::Router::new().route(
+        "/standard",
+        axum::routing::get(|| async {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            "never"
+        }),
+    )
+}
+
 /// The full HTTP router over an engine, as `serve` builds it.
 pub fn router(engine: Engine) -> axum::Router {
     use leptos::prelude::LeptosOptions;
