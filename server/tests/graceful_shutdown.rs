@@ -8,6 +8,7 @@ use std::{io::Write, net::TcpStream, time::Duration};
 
 use process::{closed_by_server, read_response, send_get};
 use rustix::process::Signal;
+use shakmaty::{Board, Color, Square};
 
 /// Requests in flight when the signal comes: mainlines of distinct positions,
 /// so neither the cache nor coalescing answers them at once.
@@ -26,40 +27,15 @@ fn mainline_requests() -> Vec<String> {
     paths
 }
 
-/// White king on `king`, rook on `rook`, black king on e8, white to move.
+/// White king on `king`, rook on `rook`, black king on e8, white to move,
+/// as the query carries it.
 fn kings_and_rook(king: &str, rook: &str) -> String {
-    let mut board = [['.'; 8]; 8];
-    let mut put = |square: &str, piece: char| {
-        let bytes = square.as_bytes();
-        board[usize::from(bytes[1] - b'1')][usize::from(bytes[0] - b'a')] = piece;
-    };
-    put("e8", 'k');
-    put(king, 'K');
-    put(rook, 'R');
-    let ranks: Vec<String> = board
-        .iter()
-        .rev()
-        .map(|rank| {
-            let mut text = String::new();
-            let mut empty = 0;
-            for &square in rank {
-                if square == '.' {
-                    empty += 1;
-                    continue;
-                }
-                if empty > 0 {
-                    text.push_str(&empty.to_string());
-                    empty = 0;
-                }
-                text.push(square);
-            }
-            if empty > 0 {
-                text.push_str(&empty.to_string());
-            }
-            text
-        })
-        .collect();
-    format!("{}_w_-_-_0_1", ranks.join("/"))
+    let square = |name: &str| name.parse::<Square>().expect("square name");
+    let mut board = Board::empty();
+    board.set_piece_at(Square::E8, Color::Black.king());
+    board.set_piece_at(square(king), Color::White.king());
+    board.set_piece_at(square(rook), Color::White.rook());
+    format!("{}_w_-_-_0_1", board.board_fen())
 }
 
 /// API requests the server has answered or is answering, from `/metrics`
