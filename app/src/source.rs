@@ -48,6 +48,12 @@ pub async fn fetch_mainline(fen: String) -> Result<MainlineAnswer, ApiError> {
     }
 }
 
+/// The page's link to a position: every link and navigation to a position
+/// goes through here, so what the URL carries besides the FEN stays in one place.
+pub fn position_href(fen: &str) -> String {
+    format!("/?fen={}", encode(fen))
+}
+
 /// Percent-encodes a FEN for a query string (spaces become underscores, as the API allows).
 pub fn encode(fen: &str) -> String {
     fen.chars()

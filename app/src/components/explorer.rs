@@ -27,7 +27,7 @@ use crate::{
         url_position::use_url_position,
     },
     position::to_fen,
-    source::encode,
+    source::position_href,
 };
 
 #[component]
@@ -45,7 +45,7 @@ pub fn Explorer() -> impl IntoView {
 
     let go = Callback::new(move |fen: String| {
         hover.set(None);
-        navigate(&format!("/?fen={}", encode(&fen)), Default::default());
+        navigate(&position_href(&fen), Default::default());
     });
     // Shows a position and remembers the move that led there, if any.
     let on_line = Callback::new(move |(fen, squares): (String, Option<(Square, Square)>)| {

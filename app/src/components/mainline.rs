@@ -11,7 +11,7 @@ use shakmaty::{Chess, Color, Position, Square, uci::UciMove};
 use crate::{
     components::board::move_squares,
     position::{parse_fen, to_fen},
-    source::{encode, fetch_mainline},
+    source::{fetch_mainline, position_href},
 };
 
 /// One fetched line: the start and the positions after each step.
@@ -206,7 +206,7 @@ fn line_view(
             let class = if k + 1 == i { "step current" } else { "step" };
             view! {
                 <li>
-                    <a class=class href=format!("/?fen={}", encode(fen))>
+                    <a class=class href=position_href(fen)>
                         {san.clone()}
                     </a>
                 </li>

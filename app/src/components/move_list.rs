@@ -12,7 +12,7 @@ use crate::{
     api::MoveInfo,
     components::{board::move_squares, outcome::Outcome},
     position::to_fen,
-    source::encode,
+    source::position_href,
 };
 
 /// A move as the list needs it: the API's answer plus where it leads.
@@ -120,7 +120,7 @@ fn MoveRow(
     let href = m
         .fen_after
         .as_ref()
-        .map(|fen| format!("/?fen={}", encode(fen)))
+        .map(|fen| position_href(fen))
         .unwrap_or_default();
     let dtz_attr = info.pos.dtz.map(|d| d.to_string()).unwrap_or_default();
     let result = if info.pos.checkmate {

@@ -13,7 +13,7 @@
 use leptos::prelude::*;
 use shakmaty::{Color, Role};
 
-use crate::source::encode;
+use crate::source::position_href;
 
 const DATA: &str = include_str!("stats.tsv");
 
@@ -186,7 +186,7 @@ fn longest_wins(stats: &TableStats, swapped: bool) -> impl IntoView {
     .filter_map(|(longest, who)| {
         let (ply, fen) = longest?;
         // The example is in the table's colours (stronger side white).
-        let href = format!("/?fen={}", encode(&fen));
+        let href = position_href(&fen);
         Some(view! {
             <li>
                 {format!("Longest win for {who}: DTZ {ply} plies ")}
