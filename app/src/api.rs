@@ -183,3 +183,23 @@ pub struct MainlineAnswer {
 pub struct ApiError {
     pub error: String,
 }
+
+/// Answer of `GET /tables` (Zugzwang only, not in lila's API): the tables
+/// the server has installed, so the page can say which table an unknown
+/// move needs and how complete each piece count is.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct InstalledTables {
+    /// Material keys as Syzygy names them (`KRPvKR`), with both the WDL and
+    /// the DTZ file installed, sorted.
+    pub tables: Vec<String>,
+    /// Per piece count, how many of the published tables are installed.
+    pub pieces: Vec<PieceCoverage>,
+}
+
+/// How many of one piece count's published tables are installed.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct PieceCoverage {
+    pub pieces: u8,
+    pub installed: u32,
+    pub published: u32,
+}

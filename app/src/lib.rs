@@ -10,6 +10,7 @@ pub mod components;
 pub mod hooks;
 pub mod position;
 pub mod source;
+pub mod tables;
 pub mod text;
 
 use leptos::prelude::*;

@@ -4,7 +4,7 @@
 //! a [`ProbeSource`] as context); in the browser it asks the public
 //! `/standard` API, so the page is one more client of the same API.
 
-use crate::api::{ApiError, MainlineAnswer, TablebaseAnswer};
+use crate::api::{ApiError, InstalledTables, MainlineAnswer, TablebaseAnswer};
 #[cfg(feature = "ssr")]
 use std::{future::Future, pin::Pin, sync::Arc};
 
@@ -30,6 +30,21 @@ pub async fn fetch_answer(fen: String) -> Result<TablebaseAnswer, ApiError> {
     #[cfg(not(feature = "ssr"))]
     {
         get_json(&format!("/standard?fen={}", encode(&fen))).await
+    }
+}
+
+/// Fetches the list of installed tables: from the server's context during
+/// SSR (it is serialised into the page), over HTTP in the browser.
+pub async fn fetch_tables() -> Result<InstalledTables, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        leptos::prelude::use_context::<InstalledTables>().ok_or_else(|| ApiError {
+            error: "the page was rendered without the list of installed tables".to_string(),
+        })
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        get_json("/tables").await
     }
 }
 

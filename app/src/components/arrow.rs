@@ -1,10 +1,19 @@
 //! The move under the mouse in the list, drawn as an arrow on the board so
-//! it reads at a glance.
+//! it reads at a glance, in the colour of its result (a losing move must
+//! not look like a good idea).
 
 use leptos::prelude::*;
 use shakmaty::{Color, Square};
 
-use crate::components::square::square_center;
+use crate::components::{outcome::Outcome, square::square_center};
+
+/// A move of the list under the mouse or keyboard focus.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HoveredMove {
+    pub squares: (Square, Square),
+    /// What the move leads to for the player making it.
+    pub outcome: Outcome,
+}
 
 /// An arrow in board units: the shaft's ends and the head's three corners.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,16 +50,16 @@ impl ArrowShape {
 }
 
 /// The hovered move's arrow, nothing while no move is hovered.
-pub fn arrow(orientation: Signal<Color>, hover: Signal<Option<(Square, Square)>>) -> impl IntoView {
+pub fn arrow(orientation: Signal<Color>, hover: Signal<Option<HoveredMove>>) -> impl IntoView {
     move || {
-        hover.get().map(|(from, to)| {
+        hover.get().map(|HoveredMove { squares: (from, to), outcome }| {
             let ArrowShape {
                 from: (x1, y1),
                 shaft_end: (bx, by),
                 head,
             } = ArrowShape::new(orientation.get(), from, to);
             view! {
-                <svg class="arrow" viewBox="0 0 8 8" aria-hidden="true">
+                <svg class=format!("arrow {}", outcome.class()) viewBox="0 0 8 8" aria-hidden="true">
                     <line
                         x1=format!("{x1:.3}")
                         y1=format!("{y1:.3}")

@@ -7,14 +7,15 @@
 //! a square never loses a drag, and the same code serves mouse, pen and touch.
 
 use leptos::{html, prelude::*, web_sys::PointerEvent};
-use shakmaty::{CastlingSide, Chess, Color, Move, Position, Role, Square};
+use shakmaty::{CastlingSide, Chess, Color, Move, Piece, Position, Role, Square};
 
-use crate::components::{
-    arrow::arrow,
+use crate::{components::{
+    arrow::{HoveredMove, arrow},
+    board_keys::on_board_keydown,
     drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
     promotion::{PendingPromotion, promotion_dialog},
     square::{display_square, square_shade, square_view},
-};
+}, hooks::answers::Answers, position::to_fen};
 
 #[component]
 pub fn Board(
@@ -31,10 +32,16 @@ pub fn Board(
     last_move: Signal<Option<(Square, Square)>>,
     /// A move from the list under the mouse, shown on the board.
     #[prop(into)]
-    hover: Signal<Option<(Square, Square)>>,
+    hover: Signal<Option<HoveredMove>>,
     /// Called with a legal move the player made on the board.
     on_move: Callback<Move>,
+    /// The answers seen so far, to show each promotion choice's result.
+    answers: Answers,
 ) -> impl IntoView {
+    let start_cursor = pos
+        .with_untracked(|p| p.as_ref().and_then(|p| p.board().king_of(p.turn())))
+        .unwrap_or(Square::A1);
+    let cursor = RwSignal::new(start_cursor);
     let play = Play {
         pos,
         orientation,
@@ -54,7 +61,7 @@ pub fn Board(
             .map(|i| {
                 let sq = display_square(orientation, i % 8, i / 8);
                 let class = Signal::derive(move || marks.class(sq));
-                square_view(i, sq, class, placement, play.drag.into())
+                square_view(i, sq, class, placement, play.drag.into(), cursor)
             })
             .collect_view()
     };
@@ -64,6 +71,13 @@ pub fn Board(
             <div
                 class="board"
                 class:flipped=move || orientation.get() == Color::Black
+                role="group"
+                aria-label=move || board_label(orientation.get())
+                on:keydown=move |ev| {
+                    if play.promotion.get_untracked().is_none() {
+                        on_board_keydown(&ev, cursor, orientation.get_untracked(), play.node, |sq| { play.activate(sq); });
+                    }
+                }
                 node_ref=play.node
                 on:pointerdown=move |ev| play.press(ev)
                 on:pointermove=move |ev| follow_pointer(play.drag, play.node, &ev)
@@ -74,7 +88,16 @@ pub fn Board(
                 {arrow(orientation, hover)}
                 {ghost(play.drag.into())}
             </div>
-            {promotion_dialog(play.promotion, move |role| play.choose(role))}
+            {promotion_dialog(
+                play.promotion,
+                orientation,
+                Signal::derive(move || {
+                    pos.with(|p| p.as_ref().and_then(|p| answers.get(&to_fen(p))))
+                        .map(|a| a.moves)
+                        .unwrap_or_default()
+                }),
+                move |role| play.choose(role),
+            )}
         </div>
     }
 }
@@ -128,33 +151,45 @@ impl Play {
         }
     }
 
-    /// A press: the second click of a click-click move, or a piece of the
-    /// side to move picked up (selected, and dragged if the pointer moves).
+    /// A click or Enter on a square: the second half of a click-click
+    /// move, or a piece of the side to move selected (returned, so a press
+    /// can pick it up to drag).
+    fn activate(self, sq: Square) -> Option<Piece> {
+        let pos = self.pos.get_untracked()?;
+        if let Some(from) = self.selected.get_untracked()
+            && from != sq
+            && self.try_move(from, sq)
+        {
+            return None;
+        }
+        match pos.board().piece_at(sq) {
+            Some(piece) if piece.color == pos.turn() => {
+                self.selected.set(Some(sq));
+                Some(piece)
+            }
+            _ => {
+                self.selected.set(None);
+                None
+            }
+        }
+    }
+
+    /// A press: as a click (`activate`), and a piece selected is picked up
+    /// to drag if the pointer moves.
     fn press(self, ev: PointerEvent) {
         if ev.button() != 0 || self.promotion.get_untracked().is_some() {
             return;
         }
-        let (Some(pos), Some(at)) = (self.pos.get_untracked(), BoardPoint::of(self.node, &ev))
-        else {
+        let Some(at) = BoardPoint::of(self.node, &ev) else {
             return;
         };
         let Some(sq) = at.square(self.orientation.get_untracked()) else {
             return;
         };
         ev.prevent_default();
-        if let Some(from) = self.selected.get_untracked()
-            && from != sq
-            && self.try_move(from, sq)
-        {
-            return;
-        }
-        match pos.board().piece_at(sq) {
-            Some(piece) if piece.color == pos.turn() => {
-                self.selected.set(Some(sq));
-                self.drag.set(Some(Drag::new(sq, piece, at)));
-                capture_pointer(self.node, &ev);
-            }
-            _ => self.selected.set(None),
+        if let Some(piece) = self.activate(sq) {
+            self.drag.set(Some(Drag::new(sq, piece, at)));
+            capture_pointer(self.node, &ev);
         }
     }
 
@@ -179,6 +214,17 @@ impl Play {
     }
 }
 
+/// The board's name for screen readers, with how to use it by keyboard.
+pub fn board_label(orientation: Color) -> String {
+    let bottom = match orientation {
+        Color::White => "White",
+        Color::Black => "Black",
+    };
+    format!(
+        "Board, {bottom} at the bottom. Arrow keys move between squares; Enter picks a piece and plays it."
+    )
+}
+
 /// What the squares are marked with besides their shade.
 #[derive(Clone, Copy)]
 struct Marks {
@@ -187,7 +233,7 @@ struct Marks {
     targets: Memo<Vec<Square>>,
     placement: Signal<shakmaty::Board>,
     last_move: Signal<Option<(Square, Square)>>,
-    hover: Signal<Option<(Square, Square)>>,
+    hover: Signal<Option<HoveredMove>>,
     /// The king in check.
     check: Memo<Option<Square>>,
 }
@@ -197,7 +243,7 @@ impl Marks {
         play: Play,
         placement: Signal<shakmaty::Board>,
         last_move: Signal<Option<(Square, Square)>>,
-        hover: Signal<Option<(Square, Square)>>,
+        hover: Signal<Option<HoveredMove>>,
     ) -> Self {
         let Play { pos, selected, .. } = play;
         let targets = Memo::new(move |_| {
@@ -243,7 +289,7 @@ impl Marks {
         if on(self.last_move.get()) {
             class.push_str(" last");
         }
-        if on(self.hover.get()) {
+        if on(self.hover.get().map(|h| h.squares)) {
             class.push_str(" hover");
         }
         if self.check.get() == Some(sq) {

@@ -13,8 +13,11 @@ use shakmaty::{Chess, Color, Move, Position, Square};
 
 use crate::{
     components::{
+        arrow::HoveredMove,
         board::move_squares,
+        clock::Clock,
         fen_box::FenBox,
+        help::Help,
         mainline::Mainline,
         mode::Mode,
         play_area::PlayArea,
@@ -23,8 +26,9 @@ use crate::{
         status::turn_text,
     },
     hooks::{
-        answers::use_answers, last_moves::use_last_moves, shortcuts::use_shortcuts,
-        url_position::use_url_position,
+        answers::{use_answers, use_installed_tables}, last_moves::use_last_moves, shortcuts::use_shortcuts,
+        orientation::use_orientation,
+        url_position::{use_shown_position, use_url_position},
     },
     position::to_fen,
     source::position_href,
@@ -37,10 +41,30 @@ pub fn Explorer() -> impl IntoView {
     let pos = url.pos();
     let mode = RwSignal::new(Mode::Playing);
     let editing = Memo::new(move |_| mode.get() != Mode::Playing);
-    let orientation = RwSignal::new(Color::White);
-    let hover = RwSignal::new(None::<(Square, Square)>);
+    // The editor's position while it is open: the analysis follows it live.
+    let editor_fen = RwSignal::new(None::<String>);
+    Effect::watch(
+        move || editing.get(),
+        move |editing, _, _| {
+            if !editing {
+                editor_fen.set(None);
+            }
+        },
+        false,
+    );
+    // A position reached while editing (a move in the list, back/forward)
+    // ends the editing.
+    Effect::watch(
+        move || url.fen.get(),
+        move |_, _, _| mode.set(Mode::Playing),
+        false,
+    );
+    let shown = use_shown_position(url, editor_fen.into());
+    let orientation = use_orientation();
+    let hover = RwSignal::new(None::<HoveredMove>);
     let last_moves = use_last_moves();
-    let (answers, answer) = use_answers(url.parsed);
+    let (answers, answer) = use_answers(shown.parsed);
+    let tables = use_installed_tables();
     use_shortcuts(orientation, mode);
 
     let go = Callback::new(move |fen: String| {
@@ -75,7 +99,7 @@ pub fn Explorer() -> impl IntoView {
 
     let fen_shown = Signal::derive(move || url.current_fen.get().unwrap_or_else(|| url.fen.get()));
     view! {
-        <Title text=title(url.placement, url.parsed)/>
+        <Title text=title(shown.placement, shown.parsed)/>
         <div
             class="explorer"
             class:editing=move || editing.get()
@@ -91,20 +115,25 @@ pub fn Explorer() -> impl IntoView {
                     hover
                     on_move
                     go
+                    editor_fen
+                    answers
                 />
-                <BoardTools orientation mode editing pos/>
+                <BoardTools orientation mode editing pos=shown.pos()/>
             </div>
             <div class="side">
-                <Results parsed=url.parsed answers answer events/>
+                <Help/>
+                <Results parsed=shown.parsed answers answer tables events/>
                 <Mainline pos on_go=on_line/>
                 <FenBox fen=fen_shown on_fen=go/>
-                <Stats placement=url.placement/>
+                <Stats placement=shown.placement/>
             </div>
         </div>
     }
 }
 
-/// Flip, the editor's toggle and whose turn it is, under the board.
+/// Flip, the editor's toggle, whose turn it is and the halfmove clock,
+/// under the board. While editing, the editor's own Done and Cancel are the
+/// ways out, so the toggle steps aside.
 #[component]
 fn BoardTools(
     orientation: RwSignal<Color>,
@@ -114,14 +143,20 @@ fn BoardTools(
 ) -> impl IntoView {
     view! {
         <div class="board-tools">
-            <button class="flip js-only" title="Flip the board (f)" on:click=move |_| orientation.update(|o| *o = o.other())>
+            <button
+                class="flip js-only"
+                title="Flip the board (f)"
+                aria-pressed=move || (orientation.get() == Color::Black).to_string()
+                on:click=move |_| orientation.update(|o| *o = o.other())
+            >
                 "⇅ Flip"
             </button>
-            <button class="edit js-only" title="Set up a position (e)" class:active=move || editing.get() on:click=move |_| mode.update(Mode::toggle_editor)>
-                {move || if editing.get() { "Close editor" } else { "✎ Editor" }}
+            <button class="edit js-only" title="Set up a position (e)" hidden=move || editing.get() on:click=move |_| mode.update(Mode::toggle_editor)>
+                "✎ Editor"
             </button>
             <span class="turn">{move || pos.get().map(|p| turn_text(p.turn()))}</span>
         </div>
+        <Clock pos/>
     }
 }
 

@@ -2,10 +2,13 @@
 
 pub mod arrow;
 pub mod board;
+pub mod board_keys;
+pub mod clock;
 pub mod drag;
 pub mod editor;
 pub mod explorer;
 pub mod fen_box;
+pub mod help;
 pub mod mainline;
 pub mod mode;
 pub mod move_list;

@@ -10,7 +10,11 @@ use shakmaty::{Chess, Position, Square, uci::UciMove};
 
 use crate::{
     api::MoveInfo,
-    components::{board::move_squares, outcome::Outcome},
+    components::{
+        arrow::HoveredMove,
+        board::move_squares,
+        outcome::{Label, Outcome},
+    },
     position::to_fen,
     source::position_href,
 };
@@ -22,6 +26,8 @@ pub struct ListedMove {
     /// The FEN after the move, `None` if the move is not legal here (a stale answer).
     pub fen_after: Option<String>,
     pub squares: Option<(Square, Square)>,
+    /// Why the tables give no answer for an unknown move, when the page can tell.
+    pub unknown_because: Option<String>,
 }
 
 /// Pairs each answered move with the position after it, computed locally.
@@ -44,6 +50,7 @@ pub fn listed_moves(pos: &Chess, moves: &[MoveInfo]) -> Vec<ListedMove> {
                 info: info.clone(),
                 fen_after,
                 squares,
+                unknown_because: None,
             }
         })
         .collect()
@@ -60,8 +67,8 @@ pub fn unknown_moves(pos: &Chess) -> Vec<MoveInfo> {
 #[component]
 pub fn MoveList(
     moves: Vec<ListedMove>,
-    /// Called with a move's squares while the mouse is over it (`None` when it leaves).
-    on_hover: Callback<Option<(Square, Square)>>,
+    /// Called with the move under the mouse or keyboard focus (`None` when it leaves).
+    on_hover: Callback<Option<HoveredMove>>,
     /// Called before the link navigates, to remember the move as the last move.
     on_pick: Callback<(String, (Square, Square))>,
     /// Called with the FEN after a move when the mouse comes over it.
@@ -70,33 +77,40 @@ pub fn MoveList(
     if moves.is_empty() {
         return view! { <p class="no-moves">"No legal moves."</p> }.into_any();
     }
-    // Consecutive runs of the same group, keeping the server's order.
-    let mut groups: Vec<(Outcome, Vec<ListedMove>)> = Vec::new();
+    // Consecutive runs of the same result, keeping the server's order. The
+    // API gives the category of the position after the move: the opponent's
+    // view, flipped here to the mover's.
+    let mut groups: Vec<(Label, Vec<ListedMove>)> = Vec::new();
     for m in moves {
-        // The API gives the category of the position after the move: the
-        // opponent's view.
-        let group = Outcome::of(m.info.pos.category.flip());
+        let label = Label::of(m.info.pos.category.flip());
         match groups.last_mut() {
-            Some((last, list)) if *last == group => list.push(m),
-            _ => groups.push((group, vec![m])),
+            Some((last, list)) if *last == label => list.push(m),
+            _ => groups.push((label, vec![m])),
         }
     }
+    let mut index = 0;
     view! {
-        <div class="groups">
+        // One tab stop for the whole list; ↑/↓ move between its moves.
+        <div class="groups" on:keydown=step_focus>
             {groups
                 .into_iter()
-                .map(|(group, moves)| {
+                .map(|(label, moves)| {
+                    let outcome = Outcome::of(moves[0].info.pos.category.flip());
                     view! {
-                        <section class=format!("group {}", group.class())>
-                            <h3>
-                                <span class="icon" aria-hidden="true">{group.icon()}</span>
+                        <section class=format!("group {}", outcome.class())>
+                            <h3 title=label.meaning()>
+                                <span class="icon" aria-hidden="true">{outcome.icon()}</span>
                                 " "
-                                {group.title()}
+                                {label.heading()}
                             </h3>
                             <ul>
                                 {moves
                                     .into_iter()
-                                    .map(|m| view! { <MoveRow m group on_hover on_pick on_prefetch/> })
+                                    .map(|m| {
+                                        let first = index == 0;
+                                        index += 1;
+                                        view! { <MoveRow m first on_hover on_pick on_prefetch/> }
+                                    })
                                     .collect_view()}
                             </ul>
                         </section>
@@ -108,63 +122,153 @@ pub fn MoveList(
     .into_any()
 }
 
+/// ↑/↓ (and Home/End) move the focus between the list's moves, as in a
+/// listbox, so the keyboard reaches the FEN box without tabbing through
+/// every move.
+fn step_focus(ev: leptos::ev::KeyboardEvent) {
+    use leptos::wasm_bindgen::JsCast;
+    let Some(current) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<leptos::web_sys::Element>().ok())
+    else {
+        return;
+    };
+    let Some(list) = current.closest(".groups").ok().flatten() else {
+        return;
+    };
+    let Ok(links) = list.query_selector_all("a.move") else {
+        return;
+    };
+    let links: Vec<leptos::web_sys::HtmlElement> = (0..links.length())
+        .filter_map(|i| links.item(i)?.dyn_into().ok())
+        .collect();
+    let Some(at) = links.iter().position(|l| **l == current) else {
+        return;
+    };
+    let target = match ev.key().as_str() {
+        "ArrowDown" => (at + 1).min(links.len() - 1),
+        "ArrowUp" => at.saturating_sub(1),
+        "Home" => 0,
+        "End" => links.len() - 1,
+        _ => return,
+    };
+    ev.prevent_default();
+    ev.stop_propagation();
+    for (i, link) in links.iter().enumerate() {
+        let _ = link.set_attribute("tabindex", if i == target { "0" } else { "-1" });
+    }
+    let _ = links[target].focus();
+}
+
+/// The move's kind in a player's words: a capture or promotion changes the
+/// ending (what the API calls conversion); a pawn move resets the 50-move
+/// counter (zeroing), as a capture does.
+fn kind_badges(info: &MoveInfo) -> Vec<(&'static str, &'static str)> {
+    let mut badges = Vec::new();
+    if info.san.contains('x') {
+        badges.push((
+            "capture",
+            "A capture: the ending changes, and the 50-move counter starts again",
+        ));
+    }
+    if info.san.contains('=') {
+        badges.push((
+            "promotion",
+            "A promotion: the ending changes, and the 50-move counter starts again",
+        ));
+    }
+    if info.zeroing && !info.conversion {
+        badges.push(("pawn move", "A pawn move: the 50-move counter starts again"));
+    }
+    badges
+}
+
+/// What the move leads to, as the row shows it: mate, stalemate, or the DTZ.
+fn result_text(info: &MoveInfo) -> String {
+    if info.pos.checkmate {
+        return "Checkmate".to_string();
+    }
+    if info.pos.stalemate {
+        return "Stalemate".to_string();
+    }
+    if info.pos.insufficient_material {
+        return "Insufficient material".to_string();
+    }
+    match info.pos.dtz {
+        Some(0) | None => String::new(),
+        Some(d) => format!("DTZ {}", d.abs()),
+    }
+}
+
+/// The row's tooltip and accessible name: the move, its result in words,
+/// what DTZ means here, and why an unknown move is unknown.
+fn description(m: &ListedMove, label: Label) -> String {
+    let info = &m.info;
+    let mut text = format!("{}: {}", info.san, label.words());
+    if let Some(d) = info.pos.dtz.filter(|d| *d != 0) {
+        text.push_str(&format!(
+            ", DTZ {} ({} plies to the next capture or pawn move with best play)",
+            d.abs(),
+            d.abs()
+        ));
+    }
+    for (badge, _) in kind_badges(info) {
+        text.push_str(&format!(", {badge}"));
+    }
+    if let Some(why) = &m.unknown_because {
+        text.push_str(&format!(". {why}"));
+    }
+    text
+}
+
 #[component]
 fn MoveRow(
     m: ListedMove,
-    group: Outcome,
-    on_hover: Callback<Option<(Square, Square)>>,
+    /// The list's first move is its one tab stop.
+    first: bool,
+    on_hover: Callback<Option<HoveredMove>>,
     on_pick: Callback<(String, (Square, Square))>,
     on_prefetch: Callback<String>,
 ) -> impl IntoView {
-    let info = m.info;
     let href = m
         .fen_after
         .as_ref()
         .map(|fen| position_href(fen))
         .unwrap_or_default();
+    let mover_category = m.info.pos.category.flip();
+    let label = Label::of(mover_category);
+    let outcome = Outcome::of(mover_category);
+    let description = description(&m, label);
+    let info = m.info;
     let dtz_attr = info.pos.dtz.map(|d| d.to_string()).unwrap_or_default();
-    let result = if info.pos.checkmate {
-        "Checkmate".to_string()
-    } else if info.pos.stalemate {
-        "Stalemate".to_string()
-    } else if info.pos.insufficient_material {
-        "Insufficient material".to_string()
-    } else {
-        match info.pos.dtz {
-            Some(0) | None => String::new(),
-            Some(d) => format!("DTZ {}", d.abs()),
+    let hovered = m.squares.map(|squares| HoveredMove { squares, outcome });
+    let fen_after = m.fen_after.clone();
+    let enter = move || {
+        on_hover.run(hovered);
+        if let Some(fen) = fen_after.clone() {
+            on_prefetch.run(fen);
         }
     };
-    let badge = if info.conversion {
-        Some("conversion")
-    } else if info.zeroing {
-        Some("zeroing")
-    } else {
-        None
-    };
-    let squares = m.squares;
+    let enter_by_focus = enter.clone();
     let fen_after = m.fen_after.clone();
-    let mover_category = info.pos.category.flip();
+    let squares = m.squares;
     view! {
         <li>
             <a
-                class=format!("move {}", Outcome::of(mover_category).class())
+                class=format!("move {}", outcome.class())
                 href=href
+                tabindex=if first { "0" } else { "-1" }
                 data-uci=info.uci.clone()
                 data-san=info.san.clone()
                 data-dtz=dtz_attr
                 data-category=info.pos.category.as_str()
-                title=mover_category.as_str()
-                on:mouseenter={
-                    let fen_after = m.fen_after.clone();
-                    move |_| {
-                        on_hover.run(squares);
-                        if let Some(fen) = fen_after.clone() {
-                            on_prefetch.run(fen);
-                        }
-                    }
-                }
+                data-result=label.words()
+                title=description.clone()
+                aria-label=description
+                on:mouseenter=move |_| enter()
+                on:focus=move |_| enter_by_focus()
                 on:mouseleave=move |_| on_hover.run(None)
+                on:blur=move |_| on_hover.run(None)
                 on:click=move |_| {
                     on_hover.run(None);
                     if let (Some(fen), Some(squares)) = (fen_after.clone(), squares) {
@@ -172,10 +276,16 @@ fn MoveRow(
                     }
                 }
             >
-                <span class="icon" aria-hidden="true">{group.icon()}</span>
+                <span class="icon" aria-hidden="true">{outcome.icon()}</span>
                 <span class="san">{info.san.clone()}</span>
-                {badge.map(|b| view! { <span class="badge">{b}</span> })}
-                <span class="dtz">{result}</span>
+                <span class="badges">
+                    {kind_badges(&info)
+                        .into_iter()
+                        .map(|(badge, why)| view! { <span class="badge" title=why>{badge}</span> })
+                        .collect_view()}
+                </span>
+                <span class="dtz">{result_text(&info)}</span>
+                {m.unknown_because.clone().map(|why| view! { <span class="why">{why}</span> })}
             </a>
         </li>
     }

@@ -1,11 +1,11 @@
 //! The play area: the board to play on, or the position editor in its place.
 
 use leptos::prelude::*;
-use shakmaty::{Color, Move, Position, Square};
+use shakmaty::{Color, Move, Square};
 
 use crate::{
-    components::{board::Board, editor::Editor, mode::Mode},
-    hooks::url_position::UrlPosition,
+    components::{arrow::HoveredMove, board::Board, editor::Editor, mode::Mode},
+    hooks::{answers::Answers, url_position::UrlPosition},
 };
 
 #[component]
@@ -17,24 +17,22 @@ pub fn PlayArea(
     editing: Memo<bool>,
     orientation: RwSignal<Color>,
     last_move: Signal<Option<(Square, Square)>>,
-    hover: RwSignal<Option<(Square, Square)>>,
+    hover: RwSignal<Option<HoveredMove>>,
     on_move: Callback<Move>,
     /// Shows a position by its FEN.
     go: Callback<String>,
+    /// The editor's position while it is open, for the live analysis.
+    editor_fen: RwSignal<Option<String>>,
+    answers: Answers,
 ) -> impl IntoView {
     let pos = url.pos();
     let placement = url.placement;
     move || {
         if editing.get() {
-            let start = placement.get_untracked();
-            let turn = pos
-                .get_untracked()
-                .map(|p| p.turn())
-                .unwrap_or(Color::White);
             view! {
                 <Editor
-                    start
-                    start_turn=turn
+                    start_fen=url.fen.get_untracked()
+                    live=editor_fen
                     orientation
                     on_done=Callback::new(move |fen: String| {
                         mode.set(Mode::Playing);
@@ -54,6 +52,7 @@ pub fn PlayArea(
                     last_move
                     hover
                     on_move
+                    answers
                 />
             }
             .into_any()

@@ -1,9 +1,18 @@
-//! The choice of the new piece when a pawn reaches the last rank.
+//! The choice of the new piece when a pawn reaches the last rank: a column
+//! over the promotion square, as on lichess, with each piece's result from
+//! the tables, so the player sees which promotion wins before picking.
+//! It takes the keyboard focus when it opens; Esc cancels it.
 
-use leptos::prelude::*;
-use shakmaty::{Color, Move, Piece, Role, Square};
+use leptos::{ev, html, prelude::*, wasm_bindgen::JsCast, web_sys};
+use shakmaty::{Color, Move, Piece, Role, Square, uci::UciMove};
 
-use crate::components::pieces::{piece_class, role_name};
+use crate::{
+    api::MoveInfo,
+    components::{
+        outcome::{Label, Outcome},
+        pieces::{piece_class, role_name},
+    },
+};
 
 /// A pawn move waiting for the player to pick the new piece.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,42 +23,125 @@ pub struct PendingPromotion {
     pub moves: Vec<Move>,
 }
 
+/// The result of one promotion choice, as the list shows it ("▲ DTZ 3").
+fn choice_result(m: &Move, answered: &[MoveInfo]) -> Option<(Outcome, String)> {
+    let uci = UciMove::from_standard(*m).to_string();
+    let info = answered.iter().find(|i| i.uci == uci)?;
+    let mover = info.pos.category.flip();
+    let text = match info.pos.dtz.filter(|d| *d != 0) {
+        Some(d) => format!("{} · DTZ {}", Label::of(mover).words(), d.abs()),
+        None => Label::of(mover).words().to_string(),
+    };
+    Some((Outcome::of(mover), text))
+}
+
+/// Where the column stands: over the target's file, hanging from the top
+/// edge or standing on the bottom one.
+fn placement_style(to: Square, orientation: Color) -> String {
+    let file = u32::from(to.file());
+    let col = if orientation == Color::White {
+        file
+    } else {
+        7 - file
+    };
+    let at_top = (to.rank() == shakmaty::Rank::Eighth) == (orientation == Color::White);
+    let edge = if at_top { "top: 0" } else { "bottom: 0" };
+    format!("left: {}%; {edge}", f64::from(col) * 12.5)
+}
+
 /// The dialog while a promotion waits; `choose` gets the piece picked.
 pub fn promotion_dialog(
     promotion: RwSignal<Option<PendingPromotion>>,
+    orientation: Signal<Color>,
+    answered: Signal<Vec<MoveInfo>>,
     choose: impl Fn(Role) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
+    let dialog = NodeRef::<html::Div>::new();
+    Effect::new(move |_| {
+        if promotion.with(Option::is_none) {
+            return;
+        }
+        let first = dialog
+            .get()
+            .and_then(|d| d.query_selector("button.choice").ok().flatten())
+            .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok());
+        if let Some(button) = first {
+            let _ = button.focus();
+        }
+    });
+    let cancel = move || promotion.set(None);
     move || {
         promotion.get().map(|p| {
-            let roles = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
+            let roles = [Role::Queen, Role::Knight, Role::Rook, Role::Bishop];
+            let moves = answered.get();
             view! {
-                <div class="promotion" role="dialog" aria-label="Promote to">
-                    <p>"Promote to"</p>
-                    <div class="choices">
-                        {roles
-                            .into_iter()
-                            .map(|role| {
-                                let piece = Piece { color: p.color, role };
-                                view! {
-                                    <button
-                                        class="choice"
-                                        data-role=role.char().to_string()
-                                        aria-label=format!("Promote to {}", role_name(role))
-                                        title=role_name(role)
-                                        on:click=move |_| choose(role)
-                                    >
-                                        <div class=piece_class(piece)></div>
-                                    </button>
-                                }
-                            })
-                            .collect_view()}
-                    </div>
-                    <button class="cancel" on:click=move |_| promotion.set(None)>
-                        "Cancel"
+                <div
+                    class="promotion"
+                    role="dialog"
+                    node_ref=dialog
+                    aria-label="Promote to"
+                    style=placement_style(p.to, orientation.get_untracked())
+                    on:keydown=move |ev: ev::KeyboardEvent| {
+                        ev.stop_propagation();
+                        if ev.key() == "Escape" {
+                            ev.prevent_default();
+                            cancel();
+                        }
+                    }
+                >
+                    {roles
+                        .into_iter()
+                        .map(|role| {
+                            let piece = Piece { color: p.color, role };
+                            let result = p
+                                .moves
+                                .iter()
+                                .find(|m| m.promotion() == Some(role))
+                                .and_then(|m| choice_result(m, &moves));
+                            let class = result.as_ref().map(|(o, _)| o.class()).unwrap_or("unknown");
+                            let text = result.map(|(_, t)| t).unwrap_or_default();
+                            let label = format!("Promote to {}: {text}", role_name(role));
+                            view! {
+                                <button
+                                    class=format!("choice {class}")
+                                    data-role=role.char().to_string()
+                                    aria-label=label.clone()
+                                    title=label
+                                    on:click=move |_| choose(role)
+                                >
+                                    <div class=piece_class(piece)></div>
+                                    <span class="choice-result">{text}</span>
+                                </button>
+                            }
+                        })
+                        .collect_view()}
+                    <button class="cancel" on:click=move |_| cancel() title="Cancel (Esc)">
+                        "✕"
                     </button>
                     <span class="to" hidden>{p.to.to_string()}</span>
                 </div>
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stands_over_the_target_file() {
+        assert_eq!(
+            placement_style(Square::C8, Color::White),
+            "left: 25%; top: 0"
+        );
+        assert_eq!(
+            placement_style(Square::C8, Color::Black),
+            "left: 62.5%; bottom: 0"
+        );
+        assert_eq!(
+            placement_style(Square::C1, Color::Black),
+            "left: 62.5%; top: 0"
+        );
     }
 }

@@ -1,57 +1,73 @@
-//! The verdict and the move list for the URL's position. The list waits for
-//! the API inside a `Transition`, which keeps the previous list on show,
+//! The verdict and the move list for the position on show. The list waits
+//! for the API inside a `Transition`, which keeps the previous list on show,
 //! greyed, until the new one arrives.
 
 use leptos::prelude::*;
-use shakmaty::{Chess, Square};
+use shakmaty::{Chess, Position, Square};
 
 use crate::{
+    api::{Category, InstalledTables, TablebaseAnswer},
     components::{
+        arrow::HoveredMove,
         move_list::{ListedMove, MoveList, listed_moves, unknown_moves},
-        status::{Status, status_line},
+        status::{NoAnswer, Status, status_line},
     },
     hooks::answers::{AnswerResource, Answers},
-    position::to_fen,
+    position::{parse_fen, to_fen},
+    tables::{fetch_command, missing_table, unknown_reason},
     text::capitalized,
 };
 
 /// What the move list reports back to the page.
 #[derive(Clone, Copy)]
 pub struct MoveEvents {
-    /// A move's squares while the mouse is over it (`None` when it leaves).
-    pub on_hover: Callback<Option<(Square, Square)>>,
+    /// The move under the mouse or focus (`None` when it leaves).
+    pub on_hover: Callback<Option<HoveredMove>>,
     /// A move about to be played from the list: the FEN after it and its squares.
     pub on_pick: Callback<(String, (Square, Square))>,
     /// The FEN after a move the mouse came over, to ask for its answer early.
     pub on_prefetch: Callback<String>,
 }
 
+/// The list of installed tables, fetched once per page.
+pub type TablesResource = Resource<Option<InstalledTables>>;
+
 #[component]
 pub fn Results(
     parsed: Memo<Result<Chess, String>>,
     answers: Answers,
     answer: AnswerResource,
+    tables: TablesResource,
     events: MoveEvents,
 ) -> impl IntoView {
     let (pending, set_pending) = signal(false);
+    let resource = answer;
     let results = move || {
         Suspend::new(async move {
             let answer = answer.await;
+            let installed = tables.await;
             // In the browser the first answer comes with the page, not
             // through the cache: keep it for back/forward too.
             if let Ok((fen, a)) = &answer {
                 answers.remember(fen.clone(), a.clone());
             }
+            let installed = installed.as_ref();
             match (parsed.get_untracked(), answer) {
                 (Err(reason), _) => illegal_view(&reason),
                 (Ok(pos), Ok((fen, answer))) => {
-                    let verdict = status_line(&pos, Ok(&answer));
-                    listed_view(verdict, fen, listed_moves(&pos, &answer.moves), events)
+                    let verdict = status_line(&pos, Ok(&answer), installed);
+                    let moves = explained(listed_moves(&pos, &answer.moves), installed);
+                    let missing = missing_tables(&pos, &answer, installed);
+                    listed_view(verdict, fen, moves, events, fetch_hint(missing))
                 }
                 (Ok(pos), Err(message)) => {
-                    let verdict = status_line(&pos, Err(&message));
+                    let why = NoAnswer::from_message(message);
+                    let verdict = status_line(&pos, Err(&why), installed);
                     let moves = listed_moves(&pos, &unknown_moves(&pos));
-                    listed_view(verdict, to_fen(&pos), moves, events)
+                    let retry = view! {
+                        <button class="retry" on:click=move |_| resource.refetch()>"Retry"</button>
+                    };
+                    listed_view(verdict, to_fen(&pos), moves, events, retry.into_any())
                 }
             }
         })
@@ -68,6 +84,74 @@ pub fn Results(
     }
 }
 
+/// Gives each unknown move the reason the installed tables give none.
+fn explained(mut moves: Vec<ListedMove>, installed: Option<&InstalledTables>) -> Vec<ListedMove> {
+    let Some(installed) = installed else {
+        return moves;
+    };
+    for m in &mut moves {
+        if m.info.pos.category != Category::Unknown {
+            continue;
+        }
+        let after = m.fen_after.as_deref().and_then(|fen| parse_fen(fen).ok());
+        m.unknown_because = after
+            .and_then(|pos| unknown_reason(&pos, installed))
+            .map(|why| capitalized(&why));
+    }
+    moves
+}
+
+/// The tables missing for the position and its unknown moves, each once.
+fn missing_tables(
+    pos: &Chess,
+    answer: &TablebaseAnswer,
+    installed: Option<&InstalledTables>,
+) -> Vec<String> {
+    let Some(installed) = installed else {
+        return Vec::new();
+    };
+    let mut missing = Vec::new();
+    let unknown_after = answer
+        .moves
+        .iter()
+        .filter(|m| m.pos.category == Category::Unknown)
+        .filter_map(|m| {
+            let uci = m.uci.parse::<shakmaty::uci::UciMove>().ok()?;
+            let mv = uci.to_move(pos).ok()?;
+            let mut after = pos.clone();
+            after.play_unchecked(mv);
+            Some(after)
+        });
+    let root = (answer.pos.category == Category::Unknown).then(|| pos.clone());
+    for p in root.into_iter().chain(unknown_after) {
+        if p.castles().any() {
+            continue;
+        }
+        if let Some(table) = missing_table(&p, installed)
+            && !missing.contains(&table)
+        {
+            missing.push(table);
+        }
+    }
+    missing
+}
+
+/// The command that fetches the missing tables, for whoever hosts the server.
+fn fetch_hint(missing: Vec<String>) -> AnyView {
+    if missing.is_empty() {
+        return ().into_any();
+    }
+    let command = fetch_command(&missing.join(","));
+    view! {
+        <details class="missing-tables">
+            <summary>{format!("Not installed: {}", missing.join(", "))}</summary>
+            <p>"If you host this server, this fetches them (and the tables their captures lead to):"</p>
+            <pre><code>{command}</code></pre>
+        </details>
+    }
+    .into_any()
+}
+
 fn illegal_view(reason: &str) -> AnyView {
     view! {
         <Status text=capitalized(reason) class="error"/>
@@ -78,7 +162,7 @@ fn illegal_view(reason: &str) -> AnyView {
     .into_any()
 }
 
-/// The verdict and the grouped move list of the position `fen`.
+/// The verdict, what to do about it, and the grouped move list of the position `fen`.
 fn listed_view(
     (text, class): (String, &'static str),
     fen: String,
@@ -88,9 +172,11 @@ fn listed_view(
         on_pick,
         on_prefetch,
     }: MoveEvents,
+    action: AnyView,
 ) -> AnyView {
     view! {
         <Status text class/>
+        {action}
         <div class="move-list" data-fen=fen>
             <MoveList moves on_hover on_pick on_prefetch/>
         </div>

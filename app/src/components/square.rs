@@ -2,7 +2,7 @@
 //! where each square sits on screen for an orientation.
 
 use leptos::prelude::*;
-use shakmaty::{Color, File, Rank, Square};
+use shakmaty::{Color, File, Piece, Rank, Square};
 
 use crate::components::{
     drag::Drag,
@@ -10,13 +10,16 @@ use crate::components::{
 };
 
 /// A square: its piece (faded while lifted by a drag) and, on the bottom
-/// row and left column, its coordinate.
+/// row and left column, its coordinate. It is a button to assistive
+/// technology, named by its square and piece ("e4, white rook, selected"),
+/// and the keyboard cursor's square is the board's one tab stop.
 pub fn square_view(
     index: u32,
     sq: Square,
     class: Signal<String>,
     placement: Signal<shakmaty::Board>,
     drag: Signal<Option<Drag>>,
+    cursor: RwSignal<Square>,
 ) -> impl IntoView {
     let file = (index / 8 == 7).then(|| sq.file().char().to_string());
     let rank = index
@@ -29,16 +32,49 @@ pub fn square_view(
             } else {
                 piece_class(piece)
             };
-            view! { <div class=class title=piece_name(piece)></div> }
+            view! { <div class=class></div> }
         })
     };
+    let label = move || {
+        let piece = placement.with(|b| b.piece_at(sq));
+        class.with(|c| square_label(sq, piece, c))
+    };
     view! {
-        <div class=class data-square=sq.to_string()>
+        <div
+            class=class
+            data-square=sq.to_string()
+            role="button"
+            aria-label=label
+            tabindex=move || if cursor.get() == sq { "0" } else { "-1" }
+            on:focus=move |_| cursor.set(sq)
+        >
             {piece}
-            {file.map(|f| view! { <span class="coord file">{f}</span> })}
-            {rank.map(|r| view! { <span class="coord rank">{r}</span> })}
+            {file.map(|f| view! { <span class="coord file" aria-hidden="true">{f}</span> })}
+            {rank.map(|r| view! { <span class="coord rank" aria-hidden="true">{r}</span> })}
         </div>
     }
+}
+
+/// What a screen reader says for a square: where, what stands there, and
+/// what the board marks on it.
+fn square_label(sq: Square, piece: Option<Piece>, class: &str) -> String {
+    let mut label = match piece {
+        Some(p) => format!("{sq}, {}", piece_name(p)),
+        None => format!("{sq}, empty"),
+    };
+    let marks = [
+        ("selected", "selected"),
+        ("target", "a move goes here"),
+        ("last", "last move"),
+        ("check", "in check"),
+    ];
+    for (class_name, words) in marks {
+        if class.split(' ').any(|c| c == class_name) {
+            label.push_str(", ");
+            label.push_str(words);
+        }
+    }
+    label
 }
 
 /// The square at a display column and row (0,0 = top left) for an orientation.

@@ -5,15 +5,44 @@ use leptos::prelude::*;
 use shakmaty::{Chess, Color, Position};
 
 use crate::{
-    api::{Category, TablebaseAnswer},
-    components::{outcome::Outcome, pieces::color_name},
+    api::{InstalledTables, TablebaseAnswer},
+    components::{
+        outcome::{Label, Outcome},
+        pieces::color_name,
+    },
     position::piece_count,
+    tables::unknown_reason,
     text::capitalized,
 };
 
-/// The verdict in words plus a class for its colour (`win`, `draw`, `loss`,
-/// `unknown`, `error`), seen from the side to move.
-pub fn status_line(pos: &Chess, answer: Result<&TablebaseAnswer, &str>) -> (String, &'static str) {
+/// Why there is no verdict, when the answer did not come.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NoAnswer {
+    /// The server answered with a reason (a damaged table, overload, ...).
+    Refused(String),
+    /// The server could not be reached: worth a retry.
+    Unreachable(String),
+}
+
+impl NoAnswer {
+    /// Sorts an error message from `source` into the two kinds.
+    pub fn from_message(message: String) -> NoAnswer {
+        if message.starts_with("the server did not answer") {
+            NoAnswer::Unreachable(message)
+        } else {
+            NoAnswer::Refused(message)
+        }
+    }
+}
+
+/// The verdict in words plus a class for its colour (`win`, `cursed`,
+/// `draw`, `loss`, `unknown`, `error`), seen from the side to move.
+/// `installed` (when known) lets an unknown position say which table it needs.
+pub fn status_line(
+    pos: &Chess,
+    answer: Result<&TablebaseAnswer, &NoAnswer>,
+    installed: Option<&InstalledTables>,
+) -> (String, &'static str) {
     let side = capitalized(color_name(pos.turn()));
     let other = capitalized(color_name(pos.turn().other()));
     if pos.is_checkmate() {
@@ -25,42 +54,47 @@ pub fn status_line(pos: &Chess, answer: Result<&TablebaseAnswer, &str>) -> (Stri
     if pos.is_insufficient_material() {
         return ("Insufficient material: draw".to_string(), "draw");
     }
-    let pieces = piece_count(pos);
     let answer = match answer {
         Ok(answer) => answer,
-        Err(message) if message.contains("table") || message.contains("cover") => {
+        Err(NoAnswer::Unreachable(message)) => {
             return (
-                format!("Not in the tables ({pieces} pieces): {message}"),
-                "unknown",
+                format!("No answer: {message}. The moves below are not analysed."),
+                "error",
             );
         }
-        Err(message) => return (format!("No answer from the tables: {message}"), "error"),
+        Err(NoAnswer::Refused(message)) => {
+            return (format!("No answer from the tables: {message}"), "error");
+        }
     };
     let dtz = answer
         .pos
         .dtz
         .map(|d| format!(" · DTZ {}", d.abs()))
         .unwrap_or_default();
-    let text = match answer.pos.category {
-        Category::Win => format!("{side} to move wins{dtz}"),
-        // DTZ rounding leaves open whether the win comes within 50 moves.
-        Category::SyzygyWin | Category::MaybeWin => {
-            format!("{side} to move wins or has a cursed win{dtz}")
-        }
-        Category::CursedWin => {
-            format!("{side} to move has a cursed win: a draw under the 50-move rule{dtz}")
-        }
-        Category::Draw => format!("Draw ({side} to move)"),
-        Category::BlessedLoss => {
-            format!("{side} to move has a blessed loss: a draw under the 50-move rule{dtz}")
-        }
-        Category::SyzygyLoss | Category::MaybeLoss => {
-            format!("{side} to move loses or has a blessed loss{dtz}")
-        }
-        Category::Loss => format!("{side} to move loses{dtz}"),
-        Category::Unknown => format!("Not in the tables ({pieces} pieces)"),
+    let text = match Label::of(answer.pos.category) {
+        Label::Win => format!("{side} to move wins{dtz}"),
+        Label::MaybeWin => format!("{side} to move wins (maybe: DTZ rounding){dtz}"),
+        Label::CursedWin => format!(
+            "{side} to move has a win prevented by the 50-move rule (cursed win){dtz}"
+        ),
+        Label::Draw => format!("Draw ({side} to move)"),
+        Label::BlessedLoss => format!(
+            "{side} to move has a loss saved by the 50-move rule (blessed loss){dtz}"
+        ),
+        Label::MaybeLoss => format!("{side} to move loses (maybe: DTZ rounding){dtz}"),
+        Label::Loss => format!("{side} to move loses{dtz}"),
+        Label::Unknown => not_in_tables(pos, installed),
     };
     (text, Outcome::of(answer.pos.category).class())
+}
+
+/// An unknown position's verdict: which table it needs, when the page knows.
+fn not_in_tables(pos: &Chess, installed: Option<&InstalledTables>) -> String {
+    let pieces = piece_count(pos);
+    match installed.and_then(|tables| unknown_reason(pos, tables)) {
+        Some(reason) => format!("Not in the installed tables: {reason}"),
+        None => format!("Not in the installed tables ({pieces} pieces)"),
+    }
 }
 
 /// Who is to move, for the line under the status.
@@ -85,12 +119,23 @@ mod tests {
     #[test]
     fn mate_stalemate_and_outside_the_tables() {
         let mate = parse_fen("k7/1Q6/1K6/8/8/8/8/8 b - - 0 1").expect("legal");
-        assert_eq!(status_line(&mate, Err("-")).0, "Checkmate: White wins");
+        let none = NoAnswer::Refused("-".to_string());
+        assert_eq!(
+            status_line(&mate, Err(&none), None).0,
+            "Checkmate: White wins"
+        );
         let stalemate = parse_fen("k7/8/1QK5/8/8/8/8/8 b - - 0 1").expect("legal");
-        assert_eq!(status_line(&stalemate, Err("-")).1, "draw");
+        assert_eq!(status_line(&stalemate, Err(&none), None).1, "draw");
         let five = parse_fen("k7/8/8/8/8/8/8/KQRN4 w - - 0 1").expect("legal");
-        let (text, class) = status_line(&five, Err("table KQRNvK.rtbw is not loaded"));
-        assert!(text.starts_with("Not in the tables (5 pieces)"), "{text}");
+        let unknown = TablebaseAnswer {
+            pos: crate::api::PositionInfo::unknown(),
+            moves: Vec::new(),
+        };
+        let installed = InstalledTables::default();
+        let (text, class) = status_line(&five, Ok(&unknown), Some(&installed));
+        assert_eq!(text, "Not in the installed tables: KQRNvK not installed");
         assert_eq!(class, "unknown");
+        let down = NoAnswer::from_message("the server did not answer: TypeError".to_string());
+        assert_eq!(status_line(&five, Err(&down), None).1, "error");
     }
 }

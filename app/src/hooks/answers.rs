@@ -7,7 +7,11 @@ use std::collections::HashMap;
 use leptos::prelude::*;
 use shakmaty::Chess;
 
-use crate::{api::TablebaseAnswer, position::to_fen, source::fetch_answer};
+use crate::{
+    api::{InstalledTables, TablebaseAnswer},
+    position::to_fen,
+    source::{fetch_answer, fetch_tables},
+};
 
 /// How many answers the tab keeps before starting afresh (a few MB at most).
 const ANSWER_CACHE: usize = 2000;
@@ -29,7 +33,8 @@ impl Answers {
         });
     }
 
-    fn get(self, fen: &str) -> Option<TablebaseAnswer> {
+    /// The answer for a FEN if this tab has seen it.
+    pub fn get(self, fen: &str) -> Option<TablebaseAnswer> {
         self.0.try_with_value(|map| map.get(fen).cloned()).flatten()
     }
 
@@ -81,4 +86,13 @@ fn sendable<F: std::future::Future>(future: F) -> send_wrapper::SendWrapper<F> {
 #[cfg(feature = "ssr")]
 fn sendable<F: std::future::Future>(future: F) -> F {
     future
+}
+
+/// The installed tables, asked once per page (`None` if the server does not
+/// say: the page then names no tables, and works otherwise).
+pub fn use_installed_tables() -> Resource<Option<InstalledTables>> {
+    Resource::new(
+        || (),
+        |_| async move { sendable(fetch_tables()).await.ok() },
+    )
 }

@@ -4,5 +4,6 @@
 
 pub mod answers;
 pub mod last_moves;
+pub mod orientation;
 pub mod shortcuts;
 pub mod url_position;

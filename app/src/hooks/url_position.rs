@@ -40,6 +40,18 @@ pub fn use_url_position() -> UrlPosition {
             .get("fen")
             .unwrap_or_else(|| START_FEN.to_string())
     });
+    position_of(fen)
+}
+
+/// The position on show: the editor's while it is open and has one (the
+/// analysis follows the editing live), else the URL's.
+pub fn use_shown_position(url: UrlPosition, editor_fen: Signal<Option<String>>) -> UrlPosition {
+    let fen = Memo::new(move |_| editor_fen.get().unwrap_or_else(|| url.fen.get()));
+    position_of(fen)
+}
+
+/// Everything the page reads from one FEN.
+fn position_of(fen: Memo<String>) -> UrlPosition {
     let reading = Memo::new(move |_| read_fen(&fen.get()));
     let parsed =
         Memo::new(move |_| reading.with(|r| r.position.clone().map_err(|err| err.to_string())));

@@ -1,30 +1,42 @@
 //! The position editor: place pieces from a palette of both colours, move
-//! them by dragging, remove them by clicking or by dragging off the board;
-//! clear, side to move, flip, mirror and swap colours.
+//! them by dragging, remove them by clicking or by dragging off the board
+//! (or from the keyboard: arrows and Enter); clear, side to move, castling
+//! rights, en passant, the clocks, mirror and swap colours.
 //!
-//! Leaving the editor checks the position first (`check`), so the player
-//! learns why a position cannot be explored before leaving.
+//! The page analyses the position as it is set up (`live`); leaving the
+//! editor checks it first (`check`), so the player learns why a position
+//! cannot be explored before leaving. Esc cancels.
 
 mod check;
 mod palette;
+mod rights;
 
-use leptos::{html, prelude::*, task::spawn_local, web_sys::PointerEvent};
-use shakmaty::Color;
+use leptos::{ev, html, prelude::*, task::spawn_local, web_sys::PointerEvent};
+use shakmaty::{Color, Square, fen::Fen};
 
 use crate::components::{
+    board::board_label,
+    board_keys::on_board_keydown,
     drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
     mode::Mode,
     square::{display_square, square_shade, square_view},
 };
 use check::{check_rules, check_tables};
 use palette::{Tool, tool_button};
+use rights::Rights;
 
 /// The position being set up, and what the pointer is doing to it.
 #[derive(Clone, Copy)]
 struct Setup {
     board: RwSignal<shakmaty::Board>,
     turn: RwSignal<Color>,
+    /// Castling rights, en passant and the clocks.
+    rights: Rights,
     tool: RwSignal<Tool>,
+    /// The square with the keyboard cursor, and the piece the keyboard
+    /// picked up to move (the hand tool's click-click).
+    cursor: RwSignal<Square>,
+    lifted: RwSignal<Option<Square>>,
     drag: RwSignal<Option<Drag>>,
     orientation: RwSignal<Color>,
     node: NodeRef<html::Div>,
@@ -34,9 +46,10 @@ struct Setup {
 
 #[component]
 pub fn Editor(
-    /// The board to start from.
-    start: shakmaty::Board,
-    start_turn: Color,
+    /// The FEN to start from (the position on show; all its fields are kept).
+    start_fen: String,
+    /// Set to the FEN as it is set up, for the live analysis.
+    live: RwSignal<Option<String>>,
     orientation: RwSignal<Color>,
     /// Called with the FEN of a valid position that the tables cover.
     on_done: Callback<String>,
@@ -44,10 +57,16 @@ pub fn Editor(
     /// The page's mode: `Leaving` asks the editor to leave as Done does.
     mode: RwSignal<Mode>,
 ) -> impl IntoView {
+    let start = Fen::from_ascii(start_fen.replace('_', " ").trim().as_bytes())
+        .map(Fen::into_setup)
+        .unwrap_or_default();
     let setup = Setup {
-        board: RwSignal::new(start),
-        turn: RwSignal::new(start_turn),
+        board: RwSignal::new(start.board.clone()),
+        turn: RwSignal::new(start.turn),
+        rights: Rights::new(&start),
         tool: RwSignal::new(Tool::Hand),
+        cursor: RwSignal::new(Square::A1),
+        lifted: RwSignal::new(None),
         drag: RwSignal::new(None),
         orientation,
         node: NodeRef::new(),
@@ -57,6 +76,14 @@ pub fn Editor(
     let message = setup.message;
 
     let done = leave(setup, checking, mode, on_done);
+    Effect::new(move |_| live.set(Some(setup.fen())));
+    let esc = window_event_listener(ev::keydown, move |ev| {
+        if ev.key() == "Escape" {
+            ev.prevent_default();
+            on_cancel.run(());
+        }
+    });
+    on_cleanup(move || esc.remove());
     Effect::watch(
         move || mode.get(),
         move |mode, _, _| {
@@ -82,6 +109,7 @@ pub fn Editor(
         </div>
         <div class="editor-controls">
             {setup.turn_choice()}
+            {setup.rights.controls(setup.board, setup.turn)}
             {setup.board_buttons()}
             <p class="editor-fen">{move || setup.fen()}</p>
             {move || message.get().map(|m| view! { <p class="editor-error" role="alert">{m}</p> })}
@@ -89,7 +117,7 @@ pub fn Editor(
                 <button class="done primary" on:click=move |_| done() disabled=move || checking.get()>
                     {move || if checking.get() { "Checking…" } else { "Done" }}
                 </button>
-                <button class="cancel" on:click=move |_| on_cancel.run(())>
+                <button class="cancel" title="Leave the editor without changes (Esc)" on:click=move |_| on_cancel.run(())>
                     "Cancel"
                 </button>
             </div>
@@ -132,16 +160,53 @@ fn leave(
 }
 
 impl Setup {
-    /// The FEN of the position as set up (no castling, no en passant).
+    /// The FEN of the position as set up. Castling rights and an en
+    /// passant square the board no longer allows are left out.
     fn fen(self) -> String {
-        let turn = match self.turn.get() {
+        let turn = self.turn.get();
+        let turn_char = match turn {
             Color::White => 'w',
             Color::Black => 'b',
         };
-        format!(
-            "{} {turn} - - 0 1",
-            self.board.with(|b| b.board_fen().to_string())
-        )
+        self.board.with(|b| {
+            format!(
+                "{} {turn_char} {}",
+                b.board_fen(),
+                self.rights.fen_fields(b, turn)
+            )
+        })
+    }
+
+    /// A click or Enter on a square: the tool acts on it. With the hand, a
+    /// first Enter lifts the piece and a second one puts it down (a click
+    /// with the hand drags instead, see `press`).
+    fn act(self, sq: Square) {
+        self.message.set(None);
+        match self.tool.get_untracked() {
+            Tool::Place(piece) => self.board.update(|b| {
+                if b.piece_at(sq) == Some(piece) {
+                    b.discard_piece_at(sq);
+                } else {
+                    b.set_piece_at(sq, piece);
+                }
+            }),
+            Tool::Erase => self.board.update(|b| b.discard_piece_at(sq)),
+            Tool::Hand => match self.lifted.get_untracked() {
+                Some(from) => {
+                    self.lifted.set(None);
+                    self.board.update(|b| {
+                        if let Some(piece) = b.remove_piece_at(from) {
+                            b.set_piece_at(sq, piece);
+                        }
+                    });
+                }
+                None => {
+                    if self.board.with_untracked(|b| b.piece_at(sq).is_some()) {
+                        self.lifted.set(Some(sq));
+                    }
+                }
+            },
+        }
     }
 
     /// A press on the board: the tool acts on the square, or the hand
@@ -157,22 +222,15 @@ impl Setup {
             return;
         };
         ev.prevent_default();
+        self.cursor.set(sq);
+        if self.tool.get_untracked() != Tool::Hand {
+            return self.act(sq);
+        }
         self.message.set(None);
-        match self.tool.get_untracked() {
-            Tool::Place(piece) => self.board.update(|b| {
-                if b.piece_at(sq) == Some(piece) {
-                    b.discard_piece_at(sq);
-                } else {
-                    b.set_piece_at(sq, piece);
-                }
-            }),
-            Tool::Erase => self.board.update(|b| b.discard_piece_at(sq)),
-            Tool::Hand => {
-                if let Some(piece) = self.board.with_untracked(|b| b.piece_at(sq)) {
-                    self.drag.set(Some(Drag::new(sq, piece, at)));
-                    capture_pointer(self.node, &ev);
-                }
-            }
+        self.lifted.set(None);
+        if let Some(piece) = self.board.with_untracked(|b| b.piece_at(sq)) {
+            self.drag.set(Some(Drag::new(sq, piece, at)));
+            capture_pointer(self.node, &ev);
         }
     }
 
@@ -199,13 +257,15 @@ impl Setup {
             (0..64u32)
                 .map(|i| {
                     let sq = display_square(o, i % 8, i / 8);
-                    square_view(
-                        i,
-                        sq,
-                        Signal::stored(square_shade(sq).to_string()),
-                        self.board.into(),
-                        self.drag.into(),
-                    )
+                    let lifted = self.lifted;
+                    let class = Signal::derive(move || {
+                        if lifted.get() == Some(sq) {
+                            format!("{} selected", square_shade(sq))
+                        } else {
+                            square_shade(sq).to_string()
+                        }
+                    });
+                    square_view(i, sq, class, self.board.into(), self.drag.into(), self.cursor)
                 })
                 .collect_view()
         };
@@ -213,6 +273,9 @@ impl Setup {
             <div class="board-wrap">
                 <div
                     class="board editing"
+                    role="group"
+                    aria-label=move || board_label(self.orientation.get())
+                    on:keydown=move |ev| on_board_keydown(&ev, self.cursor, self.orientation.get_untracked(), self.node, |sq| self.act(sq))
                     node_ref=self.node
                     on:pointerdown=move |ev| self.press(ev)
                     on:pointermove=move |ev| follow_pointer(self.drag, self.node, &ev)
@@ -257,19 +320,11 @@ impl Setup {
 
     /// Clear, flip, mirror and swap colours.
     fn board_buttons(self) -> impl IntoView {
-        let Setup {
-            board,
-            turn,
-            orientation,
-            ..
-        } = self;
+        let Setup { board, turn, .. } = self;
         view! {
             <div class="buttons">
                 <button class="clear" on:click=move |_| board.set(shakmaty::Board::empty())>
                     "Clear board"
-                </button>
-                <button class="flip" on:click=move |_| orientation.update(|o| *o = o.other())>
-                    "Flip"
                 </button>
                 <button class="mirror" title="Mirror left to right" on:click=move |_| board.update(|b| b.flip_horizontal())>
                     "Mirror"

@@ -1,0 +1,47 @@
+//! The page's one help text: what to do here, what DTZ is, and why the
+//! moves come in the order they do. Short, and folded away once read.
+
+use leptos::prelude::*;
+
+#[component]
+pub fn Help() -> impl IntoView {
+    view! {
+        <section class="help">
+            <p class="intro">
+                "Every legal move of an endgame with its result. Play a move on the board or pick one from the list; set up any position with the editor (e) or paste a FEN below."
+            </p>
+            <details>
+                <summary>"How to read the moves"</summary>
+                <dl>
+                    <dt>"Results"</dt>
+                    <dd>
+                        "Each move shows what it leads to for the player making it, with best play by both sides: "
+                        <span class="win">"▲ win"</span>", "
+                        <span class="cursed">"◆ a win or loss the 50-move rule turns into a draw"</span>", "
+                        <span class="draw">"● draw"</span>", "
+                        <span class="loss">"▼ loss"</span>"."
+                    </dd>
+                    <dt>"DTZ"</dt>
+                    <dd>
+                        "Distance to zeroing: how many plies (half-moves) until the next capture or pawn move, with best play. That is what the 50-move rule counts: after 100 plies without a capture or pawn move, either side may claim a draw. A win whose DTZ plus the plies already played (the halfmove clock under the board) passes 100 is a "
+                        <em>"cursed win"</em>
+                        "; the loss on the other side is a "
+                        <em>"blessed loss"</em>"."
+                    </dd>
+                    <dt>"maybe"</dt>
+                    <dd>
+                        "The tables store some distances rounded by one ply to save space. When that rounding decides whether a win comes in time for the 50-move rule, the result reads \"maybe\"."
+                    </dd>
+                    <dt>"capture, promotion, pawn move"</dt>
+                    <dd>
+                        "A capture or promotion changes the ending (the tables call it a conversion); a capture or pawn move starts the 50-move count again (zeroing). After such a move the DTZ counts in the new ending."
+                    </dd>
+                    <dt>"Why this order"</dt>
+                    <dd>
+                        "Best first: checkmates first; among winning moves, captures and promotions that keep the win come first, as they reach a smaller ending at once; then pawn moves; then the shortest DTZ. So in KQ against KR, Kxb2 with DTZ 16 ranks above Qe1+ with DTZ 2: Qe1+ only reaches the next capture sooner, while Kxb2 is that capture and leaves a queen against a lone king. Among losing moves, the longest resistance comes first."
+                    </dd>
+                </dl>
+            </details>
+        </section>
+    }
+}

@@ -1,0 +1,159 @@
+//! Which table a position needs, and why the installed tables give no
+//! answer for it: "KRPvKR not installed" tells a self-hoster what to fetch,
+//! where a bare "unknown" tells them nothing.
+
+use shakmaty::{Board, Chess, Color, Position, Role};
+
+use crate::api::InstalledTables;
+
+/// The most pieces a Syzygy table holds.
+pub const MAX_PIECES: usize = 7;
+
+/// The Syzygy table of a board's material, named as the files are: the
+/// stronger side first (more pieces, then more of each role from king to
+/// pawn), e.g. `KRPvKR`.
+pub fn table_name(board: &Board) -> String {
+    let white = side(board, Color::White);
+    let black = side(board, Color::Black);
+    let (first, second) = if strength(&white) >= strength(&black) {
+        (white, black)
+    } else {
+        (black, white)
+    };
+    format!("{first}v{second}")
+}
+
+/// One side's pieces as a table names them: `KRP`.
+fn side(board: &Board, color: Color) -> String {
+    Role::ALL
+        .into_iter()
+        .rev()
+        .map(|role| {
+            let n = (board.by_color(color) & board.by_role(role)).count();
+            role.upper_char().to_string().repeat(n)
+        })
+        .collect()
+}
+
+/// The order the generator uses to put the stronger side first.
+fn strength(side: &str) -> (usize, [usize; 6]) {
+    let count = |c: char| side.chars().filter(|&p| p == c).count();
+    (
+        side.len(),
+        [
+            count('K'),
+            count('Q'),
+            count('R'),
+            count('B'),
+            count('N'),
+            count('P'),
+        ],
+    )
+}
+
+/// Why the installed tables cannot answer a position, in words a player
+/// and a self-hoster can act on; `None` when they should.
+pub fn unknown_reason(pos: &Chess, installed: &InstalledTables) -> Option<String> {
+    if pos.castles().any() {
+        return Some(
+            "castling is still possible: the tables hold no positions with castling rights"
+                .to_string(),
+        );
+    }
+    let pieces = pos.board().occupied().count();
+    if pieces > MAX_PIECES {
+        return Some(format!(
+            "{pieces} pieces: Syzygy tables hold at most {MAX_PIECES}"
+        ));
+    }
+    if let Some(missing) = missing_table(pos, installed) {
+        return Some(format!("{missing} not installed"));
+    }
+    None
+}
+
+/// The first table a position needs that is not installed: its own, or
+/// one its captures and promotions lead to (the DTZ of a position is
+/// found through them).
+pub fn missing_table(pos: &Chess, installed: &InstalledTables) -> Option<String> {
+    let has = |name: &String| installed.tables.binary_search(name).is_ok();
+    let own = table_name(pos.board());
+    if pos.board().occupied().count() <= 2 {
+        return None;
+    }
+    if !has(&own) {
+        return Some(own);
+    }
+    pos.legal_moves()
+        .into_iter()
+        .filter(|m| m.is_conversion())
+        .map(|m| {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            table_name(after.board())
+        })
+        .find(|name| name.contains('v') && name != "KvK" && !has(name))
+}
+
+/// The command that fetches a missing table and those its captures and
+/// promotions lead to.
+pub fn fetch_command(table: &str) -> String {
+    format!(
+        "zugzwang tables fetch --only {table} --with-dependencies --from {} --to <your table directory>",
+        mirror_for(table)
+    )
+}
+
+/// A public mirror of the tables, by piece count (the 6- and 7-piece sets
+/// are split into WDL and DTZ directories on most mirrors).
+fn mirror_for(table: &str) -> &'static str {
+    match table.chars().filter(char::is_ascii_uppercase).count() {
+        0..=5 => "https://tablebase.lichess.ovh/tables/standard/3-4-5",
+        _ => "<mirror URL>",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::position::parse_fen;
+
+    fn installed(names: &[&str]) -> InstalledTables {
+        let mut tables: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        tables.sort();
+        InstalledTables {
+            tables,
+            pieces: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn names_the_stronger_side_first() {
+        let pos = parse_fen("8/8/4k3/8/4PK2/8/8/r6R w - - 0 50").expect("legal");
+        assert_eq!(table_name(pos.board()), "KRPvKR");
+        let pos = parse_fen("8/8/4k3/8/4pK2/8/8/r6R w - - 0 50").expect("legal");
+        assert_eq!(table_name(pos.board()), "KRPvKR");
+        let pos = parse_fen("4k3/8/8/8/8/8/8/1NB1K3 w - - 0 1").expect("legal");
+        assert_eq!(table_name(pos.board()), "KBNvK");
+        let pos = parse_fen("4k3/8/8/8/8/8/q7/1NB1K3 w - - 0 1").expect("legal");
+        assert_eq!(table_name(pos.board()), "KBNvKQ");
+    }
+
+    #[test]
+    fn says_which_table_is_missing() {
+        let pos = parse_fen("8/8/4k3/8/4PK2/8/8/r6R w - - 0 50").expect("legal");
+        let shared = installed(&["KRPvKR", "KRPvK"]);
+        assert_eq!(unknown_reason(&pos, &shared), None);
+        let subset = installed(&["KRvKR", "KRPvK", "KPvK", "KRvK"]);
+        assert_eq!(
+            unknown_reason(&pos, &subset).as_deref(),
+            Some("KRPvKR not installed")
+        );
+        let castling = parse_fen("4k3/8/8/8/8/8/8/4K2R w K - 0 1").expect("legal");
+        assert!(
+            unknown_reason(&castling, &subset)
+                .is_some_and(|r| r.contains("castling")),
+        );
+        assert!(fetch_command("KRPvKR").contains("--only KRPvKR"));
+    }
+}
