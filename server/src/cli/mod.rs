@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod probe;
 pub mod serve;
+pub mod tables;
 pub mod tier;
 pub mod verify;
 
@@ -40,6 +41,9 @@ pub enum Command {
     Tier(tier::TierCommand),
     /// Check table files against the published sha256 digests.
     Verify(verify::VerifyArgs),
+    /// See which tables are installed; fetch missing ones from a mirror.
+    #[command(subcommand)]
+    Tables(tables::TablesCommand),
 }
 
 /// Where the tables are and how they are read.
@@ -119,6 +123,8 @@ pub enum CliError {
     Tier(#[from] tier::TierError),
     #[error(transparent)]
     Verify(#[from] verify::VerifyError),
+    #[error(transparent)]
+    Tables(#[from] tables::TablesError),
 }
 
 /// Runs a parsed command. `inherited` is the listening socket systemd passed
@@ -133,6 +139,7 @@ pub async fn run(
         Command::Bench(args) => bench::run(args).await?,
         Command::Tier(command) => tier::run(command)?,
         Command::Verify(args) => verify::run(args)?,
+        Command::Tables(command) => tables::run(command).await?,
     }
     Ok(())
 }

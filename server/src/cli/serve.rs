@@ -171,7 +171,12 @@ fn open_engine(args: &ServeArgs, budget: &DescriptorBudget) -> Result<Engine, Lo
     config.store.table_handles = Some(saturating_usize(budget.table_handles));
     let engine = Engine::open(&config)?;
     for dir in engine.directories() {
-        tracing::info!("{} table files in {}", dir.tables, dir.path.display());
+        tracing::info!(
+            "{} table files in {}: {}",
+            dir.tables,
+            dir.path.display(),
+            dir.completeness()
+        );
     }
     if engine.max_pieces() == 0 {
         tracing::warn!("no tables found: every position will be answered as unknown");

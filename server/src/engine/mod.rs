@@ -116,6 +116,12 @@ impl Engine {
         self.pool.threads()
     }
 
+    /// Installed standard tables by material (`KRvK`), sorted: those whose
+    /// .rtbw and .rtbz were both loaded from the table directories.
+    pub fn installed_tables(&self) -> Vec<String> {
+        self.pool.tables().installed().to_vec()
+    }
+
     /// Largest piece count any loaded table covers.
     pub fn max_pieces(&self) -> usize {
         self.pool.tables().tablebase.max_pieces()

@@ -2,7 +2,7 @@
 //! rejected at start (so a probe that needs one can say why it is missing).
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeSet, HashMap},
     io,
     path::{Path, PathBuf},
     sync::Arc,
@@ -13,8 +13,10 @@ use shakmaty_syzygy::{Dtz, MaybeRounded, SyzygyError, Tablebase, filesystem::Fil
 
 use super::EngineError;
 use crate::store::{
+    catalog,
     coverage::MissingChecksums,
     format::{file_name, table_name},
+    inventory,
 };
 
 /// Tables found in one directory, for the start-up log.
@@ -23,6 +25,26 @@ pub struct LoadedDirectory {
     pub path: PathBuf,
     pub tables: usize,
     pub rejected: usize,
+    /// Names of the files loaded (e.g. `KQvK.rtbw`), sorted.
+    pub files: Vec<String>,
+}
+
+impl LoadedDirectory {
+    /// How complete each piece count is in this directory, e.g. `5-piece:
+    /// 28 of 110 tables`; a table counts once both its files are loaded.
+    pub fn completeness(&self) -> String {
+        let counts = inventory::completeness(self.files.iter().map(String::as_str));
+        if counts.is_empty() {
+            return "no standard tables".to_string();
+        }
+        counts
+            .iter()
+            .map(|(pieces, complete, published)| {
+                format!("{pieces}-piece: {complete} of {published} tables")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +59,26 @@ pub struct Tables {
     pub tablebase: Tablebase<Chess>,
     /// File name (e.g. `KQvK.rtbz`) → why it was not loaded.
     rejected: HashMap<String, String>,
+    /// Published materials with both files loaded, sorted (e.g. `KRvK`).
+    installed: Vec<String>,
+}
+
+/// Published materials with both files loaded from any of the directories.
+fn installed(loaded: &[LoadedDirectory]) -> Vec<String> {
+    let files: BTreeSet<&str> = loaded
+        .iter()
+        .flat_map(|dir| dir.files.iter().map(String::as_str))
+        .collect();
+    let materials: BTreeSet<&str> = files
+        .iter()
+        .filter_map(|file| catalog::material_of(file))
+        .filter(|material| {
+            catalog::files_of(material)
+                .iter()
+                .all(|f| files.contains(f.as_str()))
+        })
+        .collect();
+    materials.into_iter().map(str::to_string).collect()
 }
 
 impl Tables {
@@ -50,6 +92,7 @@ impl Tables {
         let mut tables = Tables {
             tablebase: Tablebase::with_filesystem(Arc::clone(&filesystem)),
             rejected: HashMap::new(),
+            installed: Vec::new(),
         };
         let mut loaded = Vec::new();
         for dir in dirs {
@@ -63,10 +106,14 @@ impl Tables {
                 path: dir.clone(),
                 tables: 0,
                 rejected: 0,
+                files: Vec::new(),
             };
             for path in entries {
                 match tables.tablebase.add_file(&path) {
-                    Ok(()) => count.tables += 1,
+                    Ok(()) => {
+                        count.tables += 1;
+                        count.files.push(file_name(&path));
+                    }
                     // Not a table file name: README, checksums, ...
                     Err(err) if err.kind() == io::ErrorKind::InvalidInput => {}
                     Err(err) => {
@@ -75,9 +122,17 @@ impl Tables {
                     }
                 }
             }
+            count.files.sort();
             loaded.push(count);
         }
+        tables.installed = installed(&loaded);
         Ok((tables, loaded))
+    }
+
+    /// Published standard tables whose two files were both loaded, sorted by
+    /// material (`KRvK`), for the page to say which are installed.
+    pub fn installed(&self) -> &[String] {
+        &self.installed
     }
 
     /// Logs the path; remembers a reason that names the file only, as it

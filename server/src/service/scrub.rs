@@ -20,6 +20,7 @@ use std::{
 };
 
 use crate::store::{
+    catalog,
     format::{file_name, table_files},
     metrics::{self, ScrubReport, escape},
     published,
@@ -174,7 +175,7 @@ pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState) {
     let mut failures = Vec::new();
     let files: Vec<PathBuf> = table_files(dirs, &mut failures)
         .into_iter()
-        .filter(|p| published::sha256(&file_name(p)).is_some())
+        .filter(|p| catalog::sha256(&file_name(p)).is_some())
         .collect();
     let sizes: Vec<u64> = files
         .iter()

@@ -8,15 +8,19 @@
 //! in memory (`verified_cache`) and reads counted in `metrics`. Descriptors
 //! of table files are kept within a budget by `handles`; tables whose header
 //! failed its checksum are refused for a while (`quarantine`); `coverage`
-//! says at start which tables are served without checksums; `published`
-//! holds the published sha256 of every table and checks whole files
-//! against them.
+//! says at start which tables are served without checksums; `catalog`
+//! holds the published name, size and sha256 of every table and which
+//! tables its captures and promotions lead to; `published` checks whole
+//! files against those digests.
 
+pub mod catalog;
 pub mod coverage;
 pub mod descriptors;
 pub mod embedded;
+pub mod fetch;
 pub mod format;
 pub mod handles;
+pub mod inventory;
 pub mod metrics;
 pub mod pread;
 pub mod published;

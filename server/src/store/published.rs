@@ -1,55 +1,21 @@
-//! The published sha256 digests of every standard Syzygy table (3 to 7
-//! pieces), shipped with the program so a table set can be checked offline,
-//! and the check of a whole file against them (`verify`, the scrub, `tier
-//! build`).
+//! Whole table files checked against their published sha256 (the digests
+//! are in `catalog`, shipped with the program): `verify`, the scrub, `tier
+//! build`.
 
 use std::{
-    collections::{BTreeSet, HashMap},
+    collections::BTreeSet,
     fs::File,
     io::{self, Read},
     path::{Path, PathBuf},
-    sync::LazyLock,
 };
 
 use sha2::{Digest, Sha256};
 
 use super::{
+    catalog::{names, piece_count, sha256},
     format::{file_name, table_files},
     tier::build::progress_bar,
 };
-
-static SHA256: &str = include_str!("../../checksums/sha256");
-
-static BY_NAME: LazyLock<HashMap<&'static str, &'static str>> = LazyLock::new(|| {
-    SHA256
-        .lines()
-        .filter_map(|line| {
-            let (digest, name) = line.split_once(char::is_whitespace)?;
-            Some((name.trim_start_matches([' ', '*']), digest))
-        })
-        .collect()
-});
-
-/// The published sha256 (lowercase hex) of a table file name.
-pub fn sha256(table: &str) -> Option<&'static str> {
-    BY_NAME.get(table).copied()
-}
-
-/// Every published table name.
-pub fn names() -> impl Iterator<Item = &'static str> {
-    BY_NAME.keys().copied()
-}
-
-/// Pieces in a table named like `KRPvKP.rtbw`.
-pub fn piece_count(table: &str) -> usize {
-    table
-        .split('.')
-        .next()
-        .unwrap_or("")
-        .chars()
-        .filter(|c| c.is_ascii_uppercase())
-        .count()
-}
 
 /// A file whose sha256 is not the published one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,17 +157,4 @@ pub fn check_dirs(dirs: &[PathBuf], progress: bool) -> Findings {
     missing.sort();
     findings.missing = missing;
     findings
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn knows_the_published_digests() {
-        assert_eq!(
-            super::sha256("KPvK.rtbw"),
-            Some("02fd2bdcd92821c869458f019f63524def1c9e7a2862ca8d2b16dc7712b16183")
-        );
-        assert_eq!(super::names().count(), 3022);
-        assert_eq!(super::piece_count("KRPvKP.rtbw"), 5);
-    }
 }

@@ -1,0 +1,220 @@
+//! `tables fetch`: the selected tables' files from a plain HTTP(S) mirror
+//! (`BASE/NAME.rtbw`) into a directory, a few at a time, each verified
+//! against its published sha256 before it appears under its real name
+//! (`transfer`). Before any byte moves, the free space of the directory is
+//! compared with what the transfers still need.
+
+pub mod selection;
+pub mod transfer;
+
+use std::{
+    collections::BTreeSet,
+    fs, io,
+    path::{Path, PathBuf},
+    sync::atomic::{AtomicUsize, Ordering::Relaxed},
+    time::{Duration, Instant},
+};
+
+use futures::StreamExt;
+use reqwest::{Client, Url};
+
+use super::{
+    catalog::{self, Published},
+    tier::build::{human, progress_bar},
+};
+pub use transfer::{Done, TransferError};
+
+/// What to fetch, from where, to where.
+pub struct FetchOptions {
+    pub from: Url,
+    pub to: PathBuf,
+    /// Transfers at once.
+    pub jobs: usize,
+    pub progress: bool,
+}
+
+/// Why a fetch could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error(
+        "--from {0}: not an http:// or https:// URL; give the mirror's directory of tables, e.g. https://host/syzygy/3-4-5/"
+    )]
+    Url(String),
+    #[error("cannot use {}: {source}; check that it exists and is writable", .dir.display())]
+    Directory {
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "not enough free space in {}: the transfers need {}, {} is free; free some space or select fewer tables (--pieces, --only)",
+        .dir.display(), human(*.needed), human(*.free)
+    )]
+    NoSpace {
+        dir: PathBuf,
+        needed: u64,
+        free: u64,
+    },
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+}
+
+/// How one file ended.
+#[derive(Debug)]
+pub struct FileOutcome {
+    pub file: String,
+    pub pieces: usize,
+    pub result: Result<Done, TransferError>,
+}
+
+/// Every file's outcome (sorted by name) and what the run took.
+#[derive(Debug)]
+pub struct Summary {
+    pub files: Vec<FileOutcome>,
+    pub elapsed: Duration,
+}
+
+impl Summary {
+    pub fn failures(&self) -> impl Iterator<Item = &TransferError> {
+        self.files.iter().filter_map(|f| f.result.as_ref().err())
+    }
+
+    /// Bytes received over the network.
+    pub fn received(&self) -> u64 {
+        self.files
+            .iter()
+            .map(|f| match f.result {
+                Ok(Done::Fetched(bytes)) => bytes,
+                _ => 0,
+            })
+            .sum()
+    }
+}
+
+/// What a fetch will do, known before it starts.
+#[derive(Debug)]
+pub struct Plan {
+    /// Every file of the selected tables, with what is published about it.
+    pub files: Vec<(String, Published)>,
+    /// Bytes still to transfer: files not yet there with their published
+    /// size, less what their `.part` files already hold.
+    pub needed: u64,
+    /// Bytes free in the target directory for an unprivileged user.
+    pub free: u64,
+}
+
+/// Reads `--from`: an http(s) URL, taken as a directory.
+pub fn base_url(from: &str) -> Result<Url, FetchError> {
+    let mut url = Url::parse(from).map_err(|_| FetchError::Url(from.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") || url.cannot_be_a_base() {
+        return Err(FetchError::Url(from.to_string()));
+    }
+    if !url.path().ends_with('/') {
+        url.set_path(&format!("{}/", url.path()));
+    }
+    Ok(url)
+}
+
+/// Creates the target directory and measures what the fetch needs.
+pub fn plan(tables: &BTreeSet<&'static str>, to: &Path) -> Result<Plan, FetchError> {
+    let dir_error = |source| FetchError::Directory {
+        dir: to.to_path_buf(),
+        source,
+    };
+    fs::create_dir_all(to).map_err(dir_error)?;
+    let files: Vec<(String, Published)> = tables
+        .iter()
+        .flat_map(|material| catalog::files_of(material))
+        .filter_map(|file| catalog::published(&file).map(|p| (file, p)))
+        .collect();
+    let needed = files
+        .iter()
+        .filter(|(file, p)| fs::metadata(to.join(file)).map_or(true, |m| m.len() != p.size))
+        .map(|(file, p)| p.size.saturating_sub(transfer::part_len(to, file)))
+        .sum();
+    let free = free_space(to).map_err(dir_error)?;
+    Ok(Plan {
+        files,
+        needed,
+        free,
+    })
+}
+
+/// Bytes an unprivileged user may still write on the directory's filesystem.
+fn free_space(dir: &Path) -> io::Result<u64> {
+    let stat = rustix::fs::statvfs(dir)?;
+    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
+}
+
+/// Refuses to start when the directory lacks the space the plan needs.
+pub fn check_space(plan: &Plan, to: &Path) -> Result<(), FetchError> {
+    if plan.needed > plan.free {
+        return Err(FetchError::NoSpace {
+            dir: to.to_path_buf(),
+            needed: plan.needed,
+            free: plan.free,
+        });
+    }
+    Ok(())
+}
+
+/// The HTTP client: rustls with the ring provider, timeouts that notice a
+/// dead mirror without cutting a slow one.
+fn client() -> Result<Client, FetchError> {
+    // reqwest is built without a provider of its own; another install won.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Client::builder()
+        .user_agent(concat!("zugzwang/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(30))
+        .read_timeout(Duration::from_secs(60))
+        .build()
+        .map_err(FetchError::Client)
+}
+
+/// Fetches every file of the plan, `jobs` at a time; a file that fails is
+/// reported in the summary, the others go on.
+pub async fn fetch(options: &FetchOptions, plan: Plan) -> Result<Summary, FetchError> {
+    let client = client()?;
+    let started = Instant::now();
+    let total = plan.files.len();
+    let bar = progress_bar(options.progress, plan.needed, total);
+    let finished = AtomicUsize::new(0);
+    let mut files: Vec<FileOutcome> = futures::stream::iter(plan.files)
+        .map(|(file, published)| {
+            let (client, bar, finished) = (&client, &bar, &finished);
+            async move {
+                let url = options
+                    .from
+                    .join(&file)
+                    .map_err(|_| FetchError::Url(options.from.to_string()))?;
+                let result = transfer::Transfer {
+                    client,
+                    url,
+                    dir: &options.to,
+                    file: &file,
+                    published,
+                    bar,
+                }
+                .run()
+                .await;
+                let done = finished.fetch_add(1, Relaxed) + 1;
+                bar.set_message(format!("{done}/{total} files"));
+                Ok(FileOutcome {
+                    pieces: catalog::piece_count(&file),
+                    file,
+                    result,
+                })
+            }
+        })
+        .buffer_unordered(options.jobs.max(1))
+        .collect::<Vec<Result<FileOutcome, FetchError>>>()
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()?;
+    bar.finish_and_clear();
+    files.sort_by(|a, b| a.file.cmp(&b.file));
+    Ok(Summary {
+        files,
+        elapsed: started.elapsed(),
+    })
+}

@@ -1,0 +1,372 @@
+//! One table file from a mirror onto disk, never visible under its real name
+//! before it matches its published sha256.
+//!
+//! The bytes go to `NAME.part`, which survives a cut transfer: the next
+//! attempt (or the next run) asks for the rest with an HTTP Range request.
+//! A complete `.part` is fsynced, hashed, renamed to `NAME` and the
+//! directory fsynced. A digest mismatch starts over once from an empty
+//! `.part`; a second one is reported. A mirror that ignores Range (answers
+//! 200 with the whole file) is followed from byte 0.
+
+use std::{
+    fs::{self, File},
+    io,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use futures::StreamExt;
+use indicatif::ProgressBar;
+use reqwest::{Client, StatusCode, Url, header};
+use tokio::io::AsyncWriteExt;
+
+use crate::store::{catalog::Published, published::sha256_file};
+
+/// Failed attempts in a row (none adding a byte) before a file is given up.
+pub const ATTEMPTS: u32 = 5;
+
+/// Why one table file could not be fetched; each names the file and says
+/// what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    #[error(
+        "{file}: not on the mirror ({url} answered 404); check that --from is the directory holding the .rtbw/.rtbz files, or use another mirror"
+    )]
+    NotFound { file: String, url: Url },
+    #[error(
+        "{file}: the mirror answered {status} for {url}; try again later or use another mirror"
+    )]
+    Status {
+        file: String,
+        url: Url,
+        status: StatusCode,
+    },
+    #[error(
+        "{file}: the transfer failed {ATTEMPTS} times in a row (last: {source}); run the same command again to resume from the bytes kept in {file}.part"
+    )]
+    Connection {
+        file: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error(
+        "{file}: the mirror's file has {got} bytes, the published table {published}: the mirror holds another file; use another mirror"
+    )]
+    WrongSize {
+        file: String,
+        got: u64,
+        published: u64,
+    },
+    #[error(
+        "{file}: sha256 {got} differs from the published {published} twice, the second time fetched from scratch: the mirror serves a damaged file; use another mirror"
+    )]
+    Digest {
+        file: String,
+        got: String,
+        published: &'static str,
+    },
+    #[error("{file}: cannot write {}: {source}; check the directory's permissions and free space", .path.display())]
+    Io {
+        file: String,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// What happened to a file that ended well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
+    /// Downloaded (this many bytes over the network) and verified.
+    Fetched(u64),
+    /// Already there under its real name, complete and verified.
+    AlreadyComplete,
+}
+
+/// One file to fetch: where from, where to, what it must be.
+pub struct Transfer<'a> {
+    pub client: &'a Client,
+    pub url: Url,
+    pub dir: &'a Path,
+    pub file: &'a str,
+    pub published: Published,
+    /// Counts bytes received; `dec` when bytes are thrown away.
+    pub bar: &'a ProgressBar,
+}
+
+/// How one request went, for the retry loop.
+enum Attempt {
+    /// Worth another request (connection trouble, 5xx, a range to redo).
+    Retry(TransferError),
+    Fatal(TransferError),
+}
+
+impl Transfer<'_> {
+    fn target(&self) -> PathBuf {
+        self.dir.join(self.file)
+    }
+
+    /// The temporary name of the file while it is incomplete or unverified.
+    pub fn part(&self) -> PathBuf {
+        part_path(self.dir, self.file)
+    }
+
+    fn io(&self, path: &Path) -> impl FnOnce(io::Error) -> TransferError {
+        let (file, path) = (self.file.to_string(), path.to_path_buf());
+        move |source| TransferError::Io { file, path, source }
+    }
+
+    /// Fetches the file unless it is already complete and verified.
+    pub async fn run(&self) -> Result<Done, TransferError> {
+        if self.already_complete().await {
+            return Ok(Done::AlreadyComplete);
+        }
+        let mut received = 0;
+        let mut last_digest = String::new();
+        for round in 0..2 {
+            if round > 0 {
+                self.discard_part()?;
+            }
+            received += self.download().await?;
+            match self.digest_of_part().await? {
+                digest if digest == self.published.sha256 => {
+                    self.publish().await?;
+                    return Ok(Done::Fetched(received));
+                }
+                digest => {
+                    tracing::warn!(
+                        "{}: sha256 differs from the published one; fetching it again from scratch",
+                        self.file
+                    );
+                    last_digest = digest;
+                }
+            }
+        }
+        self.discard_part()?;
+        Err(TransferError::Digest {
+            file: self.file.to_string(),
+            got: last_digest,
+            published: self.published.sha256,
+        })
+    }
+
+    /// Whether the file is under its real name with the published size and
+    /// digest (checked every time: nothing is remembered between runs).
+    async fn already_complete(&self) -> bool {
+        let target = self.target();
+        let size_matches = fs::metadata(&target).is_ok_and(|m| m.len() == self.published.size);
+        if !size_matches {
+            return false;
+        }
+        let digest = tokio::task::spawn_blocking(move || sha256_file(&target, |_| {})).await;
+        matches!(digest, Ok(Ok(d)) if d == self.published.sha256)
+    }
+
+    /// Brings `.part` to the published size, resuming where it stops.
+    /// Returns the bytes received over the network.
+    async fn download(&self) -> Result<u64, TransferError> {
+        let part = self.part();
+        let mut received = 0;
+        let mut failures = 0;
+        loop {
+            let have = fs::metadata(&part).map_or(0, |m| m.len());
+            if have == self.published.size {
+                return Ok(received);
+            }
+            if have > self.published.size {
+                self.discard_part()?;
+                continue;
+            }
+            let mut got = 0;
+            let result = self.request(have, &mut got).await;
+            received += got;
+            if got > 0 {
+                failures = 0;
+            }
+            match result {
+                Ok(()) => {}
+                Err(Attempt::Fatal(err)) => return Err(err),
+                Err(Attempt::Retry(err)) => {
+                    failures += 1;
+                    if failures >= ATTEMPTS {
+                        return Err(err);
+                    }
+                    tracing::debug!("{err}; retrying");
+                    tokio::time::sleep(Duration::from_millis(250) * failures).await;
+                }
+            }
+        }
+    }
+
+    /// One GET, asking for the bytes from `have` on, appended to `.part`.
+    async fn request(&self, have: u64, got: &mut u64) -> Result<(), Attempt> {
+        let mut request = self.client.get(self.url.clone());
+        if have > 0 {
+            request = request.header(header::RANGE, format!("bytes={have}-"));
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| Attempt::Retry(self.connection(e)))?;
+        let status = response.status();
+        let start = match status {
+            StatusCode::PARTIAL_CONTENT => range_start(&response),
+            StatusCode::OK => Some(0),
+            StatusCode::RANGE_NOT_SATISFIABLE => None,
+            StatusCode::NOT_FOUND | StatusCode::GONE => {
+                return Err(Attempt::Fatal(TransferError::NotFound {
+                    file: self.file.to_string(),
+                    url: self.url.clone(),
+                }));
+            }
+            status => {
+                let err = TransferError::Status {
+                    file: self.file.to_string(),
+                    url: self.url.clone(),
+                    status,
+                };
+                return Err(if status.is_server_error() {
+                    Attempt::Retry(err)
+                } else {
+                    Attempt::Fatal(err)
+                });
+            }
+        };
+        // A range other than the one asked for (or none at all): start over.
+        let Some(start) = start.filter(|&s| s == have || s == 0) else {
+            self.discard_part().map_err(Attempt::Fatal)?;
+            return Err(Attempt::Retry(TransferError::Status {
+                file: self.file.to_string(),
+                url: self.url.clone(),
+                status,
+            }));
+        };
+        if let Some(length) = response.content_length()
+            && start + length != self.published.size
+        {
+            return Err(Attempt::Fatal(TransferError::WrongSize {
+                file: self.file.to_string(),
+                got: start + length,
+                published: self.published.size,
+            }));
+        }
+        if start < have {
+            // The mirror ignored Range: what we have is sent again.
+            tracing::debug!(
+                "{}: the mirror ignored Range; receiving from byte 0",
+                self.file
+            );
+            self.discard_part().map_err(Attempt::Fatal)?;
+        }
+        self.append(response, start, got).await
+    }
+
+    /// Appends the body to `.part`, which holds `start` bytes.
+    async fn append(
+        &self,
+        response: reqwest::Response,
+        start: u64,
+        got: &mut u64,
+    ) -> Result<(), Attempt> {
+        let part = self.part();
+        let fatal = |e| Attempt::Fatal(self.io(&part)(e));
+        let mut out = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&part)
+            .await
+            .map_err(fatal)?;
+        let mut body = response.bytes_stream();
+        let mut result = Ok(());
+        while let Some(chunk) = body.next().await {
+            let chunk = match chunk {
+                Ok(chunk) => chunk,
+                Err(err) => {
+                    result = Err(Attempt::Retry(self.connection(err)));
+                    break;
+                }
+            };
+            if start + *got + chunk.len() as u64 > self.published.size {
+                result = Err(Attempt::Fatal(TransferError::WrongSize {
+                    file: self.file.to_string(),
+                    got: start + *got + chunk.len() as u64,
+                    published: self.published.size,
+                }));
+                break;
+            }
+            if let Err(err) = out.write_all(&chunk).await {
+                result = Err(fatal(err));
+                break;
+            }
+            *got += chunk.len() as u64;
+            self.bar.inc(chunk.len() as u64);
+        }
+        // Keep what arrived, even after an error: the next attempt resumes there.
+        out.flush().await.map_err(fatal)?;
+        result
+    }
+
+    fn connection(&self, source: reqwest::Error) -> TransferError {
+        TransferError::Connection {
+            file: self.file.to_string(),
+            source,
+        }
+    }
+
+    /// Removes `.part`, taking its bytes back off the progress bar.
+    fn discard_part(&self) -> Result<(), TransferError> {
+        let part = self.part();
+        match fs::metadata(&part) {
+            Ok(meta) => self.bar.dec(meta.len()),
+            Err(_) => return Ok(()),
+        }
+        fs::remove_file(&part).map_err(self.io(&part))
+    }
+
+    /// fsync, then the sha256 of the complete `.part`.
+    async fn digest_of_part(&self) -> Result<String, TransferError> {
+        let part = self.part();
+        let path = part.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            File::open(&path)?.sync_all()?;
+            sha256_file(&path, |_| {})
+        })
+        .await
+        .unwrap_or_else(|join| Err(io::Error::other(join)));
+        result.map_err(self.io(&part))
+    }
+
+    /// Renames the verified `.part` to the real name and makes the rename durable.
+    async fn publish(&self) -> Result<(), TransferError> {
+        let (part, target, dir) = (self.part(), self.target(), self.dir.to_path_buf());
+        let result = tokio::task::spawn_blocking(move || {
+            fs::rename(&part, &target)?;
+            File::open(&dir)?.sync_all()
+        })
+        .await
+        .unwrap_or_else(|join| Err(io::Error::other(join)));
+        result.map_err(self.io(&self.target()))
+    }
+}
+
+/// Where a file is kept while it is incomplete or unverified.
+pub fn part_path(dir: &Path, file: &str) -> PathBuf {
+    dir.join(format!("{file}.part"))
+}
+
+/// Bytes already in `.part` (0 when there is none).
+pub fn part_len(dir: &Path, file: &str) -> u64 {
+    fs::metadata(part_path(dir, file)).map_or(0, |m| m.len())
+}
+
+/// The first byte of a 206 answer (`Content-Range: bytes START-END/TOTAL`).
+fn range_start(response: &reqwest::Response) -> Option<u64> {
+    let value = response
+        .headers()
+        .get(header::CONTENT_RANGE)?
+        .to_str()
+        .ok()?;
+    let range = value.strip_prefix("bytes ")?;
+    let (start, _) = range.split_once('-')?;
+    start.trim().parse().ok()
+}
