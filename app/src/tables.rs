@@ -150,10 +150,7 @@ mod tests {
             Some("KRPvKR not installed")
         );
         let castling = parse_fen("4k3/8/8/8/8/8/8/4K2R w K - 0 1").expect("legal");
-        assert!(
-            unknown_reason(&castling, &subset)
-                .is_some_and(|r| r.contains("castling")),
-        );
+        assert!(unknown_reason(&castling, &subset).is_some_and(|r| r.contains("castling")),);
         assert!(fetch_command("KRPvKR").contains("--only KRPvKR"));
     }
 }

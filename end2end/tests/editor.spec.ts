@@ -75,3 +75,47 @@ test('the editor opens a position whose table is not loaded, with the moves that
   await expect(page.locator('.move-list a.move', { hasText: 'Rxh8' })).toContainText('DTZ');
   await expect(page.locator('.status')).toContainText('White to move wins');
 });
+
+test('while editing, the analysis and the side to move follow the position set up', async ({ page }) => {
+  await openHydrated(page, '4k3/8/8/8/8/8/8/4K2R w - - 0 1');
+  await page.locator('button.edit').click();
+  await expect(page.locator('.editor')).toBeVisible();
+  // One way in, two ways out (Done, Cancel), and one Flip.
+  await expect(page.locator('button.edit')).toBeHidden();
+  await expect(page.locator('button.flip:visible')).toHaveCount(1);
+  // Remove the rook: KvK, a draw, analysed before leaving the editor.
+  await page.locator('.palette-tool.erase').click();
+  await clickSquare(page, 'h1');
+  await expect(page.locator('.status')).toContainText('Insufficient material');
+  await page.locator('.editor-controls input[value="b"]').check();
+  await expect(page.locator('.board-tools .turn')).toHaveText('Black to move');
+});
+
+test('the editor keeps the clocks and sets castling rights and en passant', async ({ page }) => {
+  await openHydrated(page, '4k3/8/8/3pP3/8/8/8/R3K2R w - - 37 60');
+  await page.keyboard.press('e');
+  await expect(page.locator('input[name="halfmoves"]')).toHaveValue('37');
+  await expect(page.locator('input[name="fullmoves"]')).toHaveValue('60');
+  await page.locator('input[name="castling-K"]').check();
+  await expect(page.locator('input[name="castling-k"]')).toBeDisabled();
+  await page.locator('select[name="en-passant"]').selectOption('d6');
+  await page.locator('input[name="halfmoves"]').fill('12');
+  await expect(page.locator('.editor-fen')).toHaveText('4k3/8/8/3pP3/8/8/8/R3K2R w K d6 12 60');
+  // Castling rights are outside the tables: the live verdict says so.
+  await expect(page.locator('.status')).toContainText('castling');
+  await page.locator('.editor-controls button.done').click();
+  await expect.poll(() => fenOfUrl(page.url())).toBe('4k3/8/8/3pP3/8/8/8/R3K2R w K d6 12 60');
+});
+
+test('flipping is kept in the URL, across moves and a reload', async ({ page }) => {
+  const fen = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';
+  await openHydrated(page, fen);
+  await page.keyboard.press('f');
+  await expect.poll(() => new URL(page.url()).searchParams.get('orientation')).toBe('black');
+  await page.reload();
+  await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.locator('.board')).toHaveClass(/flipped/);
+  await page.locator('.move-list a.move[data-san="Rh7"]').click();
+  await expect.poll(() => fenOfUrl(page.url())).toBe('4k3/7R/8/8/8/8/8/4K3 b - - 1 1');
+  await expect.poll(() => new URL(page.url()).searchParams.get('orientation')).toBe('black');
+});

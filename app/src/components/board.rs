@@ -9,13 +9,17 @@
 use leptos::{html, prelude::*, web_sys::PointerEvent};
 use shakmaty::{CastlingSide, Chess, Color, Move, Piece, Position, Role, Square};
 
-use crate::{components::{
-    arrow::{HoveredMove, arrow},
-    board_keys::on_board_keydown,
-    drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
-    promotion::{PendingPromotion, promotion_dialog},
-    square::{display_square, square_shade, square_view},
-}, hooks::answers::Answers, position::to_fen};
+use crate::{
+    components::{
+        arrow::{HoveredMove, arrow},
+        board_keys::on_board_keydown,
+        drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
+        promotion::{PendingPromotion, promotion_dialog},
+        square::{display_square, square_shade, square_view},
+    },
+    hooks::answers::Answers,
+    position::to_fen,
+};
 
 #[component]
 pub fn Board(

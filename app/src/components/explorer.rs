@@ -18,6 +18,7 @@ use crate::{
         clock::Clock,
         fen_box::FenBox,
         help::Help,
+        installed::InstalledTables,
         mainline::Mainline,
         mode::Mode,
         play_area::PlayArea,
@@ -26,8 +27,10 @@ use crate::{
         status::turn_text,
     },
     hooks::{
-        answers::{use_answers, use_installed_tables}, last_moves::use_last_moves, shortcuts::use_shortcuts,
+        answers::{use_answers, use_installed_tables},
+        last_moves::use_last_moves,
         orientation::use_orientation,
+        shortcuts::use_shortcuts,
         url_position::{use_shown_position, use_url_position},
     },
     position::to_fen,
@@ -126,6 +129,7 @@ pub fn Explorer() -> impl IntoView {
                 <Mainline pos on_go=on_line/>
                 <FenBox fen=fen_shown on_fen=go/>
                 <Stats placement=shown.placement/>
+                <InstalledTables tables/>
             </div>
         </div>
     }

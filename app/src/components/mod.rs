@@ -9,6 +9,7 @@ pub mod editor;
 pub mod explorer;
 pub mod fen_box;
 pub mod help;
+pub mod installed;
 pub mod mainline;
 pub mod mode;
 pub mod move_list;

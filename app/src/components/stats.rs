@@ -125,7 +125,7 @@ pub fn Stats(#[prop(into)] placement: Signal<shakmaty::Board>) -> impl IntoView 
             <div class="stats-body">
                 <p>
                     "Table " <strong>{name.clone()}</strong>
-                    ": share of all positions, for the side to move"
+                    ": how its positions end with best play, as a share of all its positions with that side to move"
                 </p>
                 <table>
                     <thead>
@@ -189,7 +189,7 @@ fn longest_wins(stats: &TableStats, swapped: bool) -> impl IntoView {
         let href = position_href(&fen);
         Some(view! {
             <li>
-                {format!("Longest win for {who}: DTZ {ply} plies ")}
+                {format!("Longest win for {who}: DTZ {ply} ")}
                 <a href=href>"(example)"</a>
             </li>
         })

@@ -74,13 +74,13 @@ pub fn status_line(
     let text = match Label::of(answer.pos.category) {
         Label::Win => format!("{side} to move wins{dtz}"),
         Label::MaybeWin => format!("{side} to move wins (maybe: DTZ rounding){dtz}"),
-        Label::CursedWin => format!(
-            "{side} to move has a win prevented by the 50-move rule (cursed win){dtz}"
-        ),
+        Label::CursedWin => {
+            format!("{side} to move has a win prevented by the 50-move rule (cursed win){dtz}")
+        }
         Label::Draw => format!("Draw ({side} to move)"),
-        Label::BlessedLoss => format!(
-            "{side} to move has a loss saved by the 50-move rule (blessed loss){dtz}"
-        ),
+        Label::BlessedLoss => {
+            format!("{side} to move has a loss saved by the 50-move rule (blessed loss){dtz}")
+        }
         Label::MaybeLoss => format!("{side} to move loses (maybe: DTZ rounding){dtz}"),
         Label::Loss => format!("{side} to move loses{dtz}"),
         Label::Unknown => not_in_tables(pos, installed),

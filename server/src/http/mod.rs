@@ -7,6 +7,7 @@ pub mod exposition;
 pub mod metrics;
 pub mod page;
 pub mod request_metrics;
+pub mod tables;
 
 use std::sync::Arc;
 
@@ -64,7 +65,9 @@ pub fn router(state: AppState) -> Router {
         .route("/standard", get(api::standard))
         .route("/standard/mainline", get(api::mainline))
         .layer(CorsLayer::permissive());
-    let api = api.route("/metrics", get(metrics::metrics));
+    let api = api
+        .route("/metrics", get(metrics::metrics))
+        .route("/tables", get(tables::tables));
     let requests = Arc::clone(&state.requests);
     let routes = page::routes(state.clone()).merge(api).with_state(state);
     request_metrics::layer(routes, requests)

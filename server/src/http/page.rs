@@ -18,12 +18,16 @@ pub fn routes(state: AppState) -> Router<AppState> {
     // call is a harmless no-op.
     let _ = any_spawner::Executor::init_tokio();
     let source = probe_source(Arc::clone(&state.engine));
+    let installed = super::tables::installed_tables(&state.engine);
     let options = state.leptos_options.clone();
     Router::new()
         .leptos_routes_with_context(
             &state,
             generate_route_list(App),
-            move || provide_context(source.clone()),
+            move || {
+                provide_context(source.clone());
+                provide_context(installed.clone());
+            },
             move || shell(options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))

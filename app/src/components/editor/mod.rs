@@ -59,7 +59,8 @@ pub fn Editor(
 ) -> impl IntoView {
     let start = Fen::from_ascii(start_fen.replace('_', " ").trim().as_bytes())
         .map(Fen::into_setup)
-        .unwrap_or_default();
+        // A URL that is no FEN at all: start from an empty board.
+        .unwrap_or_else(|_| shakmaty::Setup::empty());
     let setup = Setup {
         board: RwSignal::new(start.board.clone()),
         turn: RwSignal::new(start.turn),
@@ -265,7 +266,14 @@ impl Setup {
                             square_shade(sq).to_string()
                         }
                     });
-                    square_view(i, sq, class, self.board.into(), self.drag.into(), self.cursor)
+                    square_view(
+                        i,
+                        sq,
+                        class,
+                        self.board.into(),
+                        self.drag.into(),
+                        self.cursor,
+                    )
                 })
                 .collect_view()
         };

@@ -147,9 +147,20 @@ impl Rights {
 }
 
 /// Whether the king and rook of a castling right stand on their squares.
-fn castling_possible(board: &Board, &(_, color, king, rook): &(char, Color, Square, Square)) -> bool {
-    board.piece_at(king) == Some(Piece { color, role: Role::King })
-        && board.piece_at(rook) == Some(Piece { color, role: Role::Rook })
+fn castling_possible(
+    board: &Board,
+    &(_, color, king, rook): &(char, Color, Square, Square),
+) -> bool {
+    board.piece_at(king)
+        == Some(Piece {
+            color,
+            role: Role::King,
+        })
+        && board.piece_at(rook)
+            == Some(Piece {
+                color,
+                role: Role::Rook,
+            })
 }
 
 fn castling_label(&(c, ..): &(char, Color, Square, Square)) -> &'static str {
@@ -168,8 +179,14 @@ pub fn en_passant_squares(board: &Board, turn: Color) -> Vec<Square> {
         Color::White => (Rank::Fifth, Rank::Sixth, Rank::Seventh),
         Color::Black => (Rank::Fourth, Rank::Third, Rank::Second),
     };
-    let ours = board.by_piece(Piece { color: turn, role: Role::Pawn });
-    let theirs = board.by_piece(Piece { color: turn.other(), role: Role::Pawn });
+    let ours = board.by_piece(Piece {
+        color: turn,
+        role: Role::Pawn,
+    });
+    let theirs = board.by_piece(Piece {
+        color: turn.other(),
+        role: Role::Pawn,
+    });
     File::ALL
         .into_iter()
         .filter(|&file| {

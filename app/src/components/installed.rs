@@ -1,0 +1,73 @@
+//! "About these tables": how complete each piece count is on this server,
+//! so a player knows what to expect and a self-hoster what to fetch.
+
+use leptos::prelude::*;
+
+use crate::{api::PieceCoverage, components::results::TablesResource};
+
+/// One piece count in words: "5 pieces: 28 of 110 tables (partial)".
+pub fn coverage_text(c: &PieceCoverage) -> String {
+    let state = match (c.installed, c.published) {
+        (0, _) => "none installed".to_string(),
+        (i, p) if i >= p => format!("all {p} tables"),
+        (i, p) => format!("{i} of {p} tables (partial)"),
+    };
+    format!("{} pieces: {state}", c.pieces)
+}
+
+#[component]
+pub fn InstalledTables(tables: TablesResource) -> impl IntoView {
+    let body = move || {
+        Suspend::new(async move {
+            let Some(installed) = tables.await else {
+                return view! { <p class="no-moves">"The server did not say which tables it has."</p> }
+                    .into_any();
+            };
+            view! {
+                <ul>
+                    {installed
+                        .pieces
+                        .iter()
+                        .map(|c| {
+                            let class = if c.installed == 0 {
+                                "none"
+                            } else if c.installed >= c.published {
+                                "complete"
+                            } else {
+                                "partial"
+                            };
+                            view! { <li class=class data-pieces=c.pieces>{coverage_text(c)}</li> }
+                        })
+                        .collect_view()}
+                </ul>
+            }
+            .into_any()
+        })
+    };
+    view! {
+        <section class="installed">
+            <h2>"About these tables"</h2>
+            <Suspense fallback=|| ()>{body}</Suspense>
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn complete_partial_and_none() {
+        let c = |installed, published| PieceCoverage {
+            pieces: 5,
+            installed,
+            published,
+        };
+        assert_eq!(coverage_text(&c(110, 110)), "5 pieces: all 110 tables");
+        assert_eq!(
+            coverage_text(&c(28, 110)),
+            "5 pieces: 28 of 110 tables (partial)"
+        );
+        assert_eq!(coverage_text(&c(0, 110)), "5 pieces: none installed");
+    }
+}
