@@ -254,18 +254,21 @@ pub fn render_summary(summary: &Summary) -> String {
         "pieces", "files", "fetched", "already there", "failed"
     );
     let counts: BTreeSet<usize> = summary.files.iter().map(|f| f.pieces).collect();
-    for pieces in counts {
+    let rows = counts
+        .iter()
+        .map(|&pieces| (pieces.to_string(), Some(pieces)))
+        .chain([("total".to_string(), None)]);
+    for (label, pieces) in rows {
         let of = |want: fn(&Result<Done, fetch::TransferError>) -> bool| {
             summary
                 .files
                 .iter()
-                .filter(|f| f.pieces == pieces && want(&f.result))
+                .filter(|f| pieces.is_none_or(|p| f.pieces == p) && want(&f.result))
                 .count()
         };
         let _ = writeln!(
             out,
-            "{:<7} {:>7} {:>8} {:>14} {:>7}",
-            pieces,
+            "{label:<7} {:>7} {:>8} {:>14} {:>7}",
             of(|_| true),
             of(|r| matches!(r, Ok(Done::Fetched(_)))),
             of(|r| matches!(r, Ok(Done::AlreadyComplete))),

@@ -218,3 +218,34 @@ pub async fn fetch(options: &FetchOptions, plan: Plan) -> Result<Summary, FetchE
         elapsed: started.elapsed(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_to_start_without_the_space_needed() {
+        let plan = Plan {
+            files: Vec::new(),
+            needed: 3 << 30,
+            free: 1 << 30,
+        };
+        let err = check_space(&plan, Path::new("/srv/syzygy")).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("need 3.0 GiB") && message.contains("1.0 GiB is free"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn takes_the_mirror_as_a_directory() {
+        let url = base_url("https://example.org/syzygy").unwrap();
+        assert_eq!(
+            url.join("KRvK.rtbw").unwrap().as_str(),
+            "https://example.org/syzygy/KRvK.rtbw"
+        );
+        assert!(base_url("ftp://example.org/").is_err());
+        assert!(base_url("/srv/syzygy").is_err());
+    }
+}
