@@ -382,3 +382,21 @@ async fn refuses_a_bad_selection_before_any_transfer() {
     let (ok, _, err) = fetch(addr, to.path(), &[]).await;
     assert!(!ok && err.contains("--pieces"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_the_next_mirror_for_a_file_the_first_lacks() {
+    let wdl_only = Faults {
+        missing: HashSet::from(["KBNvK.rtbz".to_string()]),
+        ..Faults::default()
+    };
+    let (first, _) = start_mirror(&common::embedded_tables_dir(), wdl_only).await;
+    let (second, mirror) = start_mirror(&common::embedded_tables_dir(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let other = format!("http://{second}/syzygy/");
+    let (ok, out, err) = fetch(first, to.path(), &["--from", &other, "--only", "KBNvK"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_all_verified(to.path());
+    assert_eq!(names_in(to.path()), ["KBNvK.rtbw", "KBNvK.rtbz"]);
+    assert_eq!(mirror.requests_for("KBNvK.rtbz").len(), 1);
+    assert_eq!(mirror.requests_for("KBNvK.rtbw").len(), 0);
+}

@@ -44,8 +44,10 @@ pub struct StatusArgs {
 #[derive(Debug, clap::Args)]
 pub struct FetchArgs {
     /// The mirror's directory of tables: files are fetched as URL/NAME.rtbw.
-    #[arg(long, value_name = "URL")]
-    pub from: String,
+    /// Repeat it for a mirror that keeps WDL and DTZ files in separate
+    /// directories: a file is asked of the next while one answers 404.
+    #[arg(long, value_name = "URL", required = true)]
+    pub from: Vec<String>,
     /// Directory to put the tables in (created if missing).
     #[arg(long, value_name = "DIR")]
     pub to: PathBuf,
@@ -214,7 +216,11 @@ fn collapse_pairs(files: &[String]) -> Vec<String> {
 }
 
 async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
-    let from = fetch::base_url(&args.from)?;
+    let from = args
+        .from
+        .iter()
+        .map(|url| fetch::base_url(url))
+        .collect::<Result<Vec<_>, _>>()?;
     let pieces = args.pieces.unwrap_or_default();
     let tables = selection::select(&pieces, &args.only, args.with_dependencies)?;
     let plan = fetch::plan(&tables, &args.to)?;

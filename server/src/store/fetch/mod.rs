@@ -26,7 +26,8 @@ pub use transfer::{Done, TransferError};
 
 /// What to fetch, from where, to where.
 pub struct FetchOptions {
-    pub from: Url,
+    /// Mirror directories, tried in turn for a file while they answer 404.
+    pub from: Vec<Url>,
     pub to: PathBuf,
     /// Transfers at once.
     pub jobs: usize,
@@ -40,6 +41,8 @@ pub enum FetchError {
         "--from {0}: not an http:// or https:// URL; give the mirror's directory of tables, e.g. https://host/syzygy/3-4-5/"
     )]
     Url(String),
+    #[error("no mirror given: pass --from URL")]
+    NoMirror,
     #[error("cannot use {}: {source}; check that it exists and is writable", .dir.display())]
     Directory {
         dir: PathBuf,
@@ -183,20 +186,33 @@ pub async fn fetch(options: &FetchOptions, plan: Plan) -> Result<Summary, FetchE
         .map(|(file, published)| {
             let (client, bar, finished) = (&client, &bar, &finished);
             async move {
-                let url = options
+                let urls = options
                     .from
-                    .join(&file)
-                    .map_err(|_| FetchError::Url(options.from.to_string()))?;
-                let result = transfer::Transfer {
+                    .iter()
+                    .map(|base| {
+                        base.join(&file)
+                            .map_err(|_| FetchError::Url(base.to_string()))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let Some((first, others)) = urls.split_first() else {
+                    return Err(FetchError::NoMirror);
+                };
+                let transfer = |url: &Url| transfer::Transfer {
                     client,
-                    url,
+                    url: url.clone(),
                     dir: &options.to,
                     file: &file,
                     published,
                     bar,
+                };
+                // Mirrors that keep WDL and DTZ files apart: try the next on a 404.
+                let mut result = transfer(first).run().await;
+                for url in others {
+                    if !matches!(result, Err(TransferError::NotFound { .. })) {
+                        break;
+                    }
+                    result = transfer(url).run().await;
                 }
-                .run()
-                .await;
                 let done = finished.fetch_add(1, Relaxed) + 1;
                 bar.set_message(format!("{done}/{total} files"));
                 Ok(FileOutcome {
