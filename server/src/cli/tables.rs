@@ -164,9 +164,14 @@ pub fn render_status(inventory: &Inventory) -> String {
         );
     }
     for u in &inventory.unknown {
+        let what = if u.file.ends_with(".part") {
+            "an interrupted download; `zugzwang tables fetch` resumes it"
+        } else {
+            "not a published standard table"
+        };
         let _ = writeln!(
             out,
-            "unknown {} in {} ({}): not a published standard table",
+            "unknown {} in {} ({}): {what}",
             u.file,
             u.directory.display(),
             human(u.bytes)
