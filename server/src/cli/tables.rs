@@ -44,8 +44,10 @@ pub struct StatusArgs {
 #[derive(Debug, clap::Args)]
 pub struct FetchArgs {
     /// The mirror's directory of tables: files are fetched as URL/NAME.rtbw.
-    #[arg(long, value_name = "URL")]
-    pub from: String,
+    /// Repeat it for a mirror that keeps WDL and DTZ files in separate
+    /// directories: a file is asked of the next while one answers 404.
+    #[arg(long, value_name = "URL", required = true)]
+    pub from: Vec<String>,
     /// Directory to put the tables in (created if missing).
     #[arg(long, value_name = "DIR")]
     pub to: PathBuf,
@@ -162,9 +164,14 @@ pub fn render_status(inventory: &Inventory) -> String {
         );
     }
     for u in &inventory.unknown {
+        let what = if u.file.ends_with(".part") {
+            "an interrupted download; `zugzwang tables fetch` resumes it"
+        } else {
+            "not a published standard table"
+        };
         let _ = writeln!(
             out,
-            "unknown {} in {} ({}): not a published standard table",
+            "unknown {} in {} ({}): {what}",
             u.file,
             u.directory.display(),
             human(u.bytes)
@@ -214,7 +221,11 @@ fn collapse_pairs(files: &[String]) -> Vec<String> {
 }
 
 async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
-    let from = fetch::base_url(&args.from)?;
+    let from = args
+        .from
+        .iter()
+        .map(|url| fetch::base_url(url))
+        .collect::<Result<Vec<_>, _>>()?;
     let pieces = args.pieces.unwrap_or_default();
     let tables = selection::select(&pieces, &args.only, args.with_dependencies)?;
     let plan = fetch::plan(&tables, &args.to)?;
@@ -254,18 +265,21 @@ pub fn render_summary(summary: &Summary) -> String {
         "pieces", "files", "fetched", "already there", "failed"
     );
     let counts: BTreeSet<usize> = summary.files.iter().map(|f| f.pieces).collect();
-    for pieces in counts {
+    let rows = counts
+        .iter()
+        .map(|&pieces| (pieces.to_string(), Some(pieces)))
+        .chain([("total".to_string(), None)]);
+    for (label, pieces) in rows {
         let of = |want: fn(&Result<Done, fetch::TransferError>) -> bool| {
             summary
                 .files
                 .iter()
-                .filter(|f| f.pieces == pieces && want(&f.result))
+                .filter(|f| pieces.is_none_or(|p| f.pieces == p) && want(&f.result))
                 .count()
         };
         let _ = writeln!(
             out,
-            "{:<7} {:>7} {:>8} {:>14} {:>7}",
-            pieces,
+            "{label:<7} {:>7} {:>8} {:>14} {:>7}",
             of(|_| true),
             of(|r| matches!(r, Ok(Done::Fetched(_)))),
             of(|r| matches!(r, Ok(Done::AlreadyComplete))),

@@ -26,7 +26,8 @@ pub use transfer::{Done, TransferError};
 
 /// What to fetch, from where, to where.
 pub struct FetchOptions {
-    pub from: Url,
+    /// Mirror directories, tried in turn for a file while they answer 404.
+    pub from: Vec<Url>,
     pub to: PathBuf,
     /// Transfers at once.
     pub jobs: usize,
@@ -40,6 +41,8 @@ pub enum FetchError {
         "--from {0}: not an http:// or https:// URL; give the mirror's directory of tables, e.g. https://host/syzygy/3-4-5/"
     )]
     Url(String),
+    #[error("no mirror given: pass --from URL")]
+    NoMirror,
     #[error("cannot use {}: {source}; check that it exists and is writable", .dir.display())]
     Directory {
         dir: PathBuf,
@@ -183,20 +186,33 @@ pub async fn fetch(options: &FetchOptions, plan: Plan) -> Result<Summary, FetchE
         .map(|(file, published)| {
             let (client, bar, finished) = (&client, &bar, &finished);
             async move {
-                let url = options
+                let urls = options
                     .from
-                    .join(&file)
-                    .map_err(|_| FetchError::Url(options.from.to_string()))?;
-                let result = transfer::Transfer {
+                    .iter()
+                    .map(|base| {
+                        base.join(&file)
+                            .map_err(|_| FetchError::Url(base.to_string()))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let Some((first, others)) = urls.split_first() else {
+                    return Err(FetchError::NoMirror);
+                };
+                let transfer = |url: &Url| transfer::Transfer {
                     client,
-                    url,
+                    url: url.clone(),
                     dir: &options.to,
                     file: &file,
                     published,
                     bar,
+                };
+                // Mirrors that keep WDL and DTZ files apart: try the next on a 404.
+                let mut result = transfer(first).run().await;
+                for url in others {
+                    if !matches!(result, Err(TransferError::NotFound { .. })) {
+                        break;
+                    }
+                    result = transfer(url).run().await;
                 }
-                .run()
-                .await;
                 let done = finished.fetch_add(1, Relaxed) + 1;
                 bar.set_message(format!("{done}/{total} files"));
                 Ok(FileOutcome {
@@ -217,4 +233,35 @@ pub async fn fetch(options: &FetchOptions, plan: Plan) -> Result<Summary, FetchE
         files,
         elapsed: started.elapsed(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_to_start_without_the_space_needed() {
+        let plan = Plan {
+            files: Vec::new(),
+            needed: 3 << 30,
+            free: 1 << 30,
+        };
+        let err = check_space(&plan, Path::new("/srv/syzygy")).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("need 3.0 GiB") && message.contains("1.0 GiB is free"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn takes_the_mirror_as_a_directory() {
+        let url = base_url("https://example.org/syzygy").unwrap();
+        assert_eq!(
+            url.join("KRvK.rtbw").unwrap().as_str(),
+            "https://example.org/syzygy/KRvK.rtbw"
+        );
+        assert!(base_url("ftp://example.org/").is_err());
+        assert!(base_url("/srv/syzygy").is_err());
+    }
 }

@@ -1,0 +1,402 @@
+//! `zugzwang tables fetch` (the real binary) against a real HTTP mirror
+//! started here, which serves table files with Range support and injects
+//! faults: a connection cut mid-file, a flipped byte, a 404, Range ignored.
+//! Every run must end in complete, verified files or an error naming the
+//! table, with nothing corrupt under a real name.
+
+mod common;
+mod process;
+
+use std::{
+    collections::{HashMap, HashSet},
+    fs,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+};
+
+use axum::{
+    body::{Body, Bytes},
+    extract::{Path as UrlPath, State},
+    http::{HeaderMap, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use futures::StreamExt;
+use server::store::{catalog, published::sha256_file};
+
+/// Faults the mirror injects, each for the named files.
+#[derive(Default)]
+struct Faults {
+    /// Cut the connection after this many bytes of the body, once.
+    cut_after: HashMap<String, usize>,
+    /// Flip one byte in the first answer.
+    flip_once: HashSet<String>,
+    /// Flip one byte in every answer.
+    flip_always: HashSet<String>,
+    /// Answer 404.
+    missing: HashSet<String>,
+    /// Answer every Range request with 200 and the whole file.
+    ignore_range: bool,
+}
+
+/// One request the mirror answered: file, Range header, status.
+type Logged = (String, Option<String>, u16);
+
+struct Mirror {
+    dir: PathBuf,
+    faults: Mutex<Faults>,
+    log: Mutex<Vec<Logged>>,
+}
+
+impl Mirror {
+    fn requests_for(&self, file: &str) -> Vec<Logged> {
+        let log = self.log.lock().unwrap();
+        log.iter().filter(|(f, _, _)| f == file).cloned().collect()
+    }
+
+    fn requests(&self) -> usize {
+        self.log.lock().unwrap().len()
+    }
+}
+
+/// Starts a mirror of `dir` at `http://ADDR/syzygy/NAME`.
+async fn start_mirror(dir: &Path, faults: Faults) -> (SocketAddr, Arc<Mirror>) {
+    let mirror = Arc::new(Mirror {
+        dir: dir.to_path_buf(),
+        faults: Mutex::new(faults),
+        log: Mutex::new(Vec::new()),
+    });
+    let app = axum::Router::new()
+        .route("/syzygy/{name}", axum::routing::get(serve_file))
+        .with_state(Arc::clone(&mirror));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, mirror)
+}
+
+/// `bytes=N-` → N.
+fn range_start(headers: &HeaderMap) -> Option<(String, usize)> {
+    let value = headers.get(header::RANGE)?.to_str().ok()?.to_string();
+    let start = value
+        .strip_prefix("bytes=")?
+        .strip_suffix('-')?
+        .parse()
+        .ok()?;
+    Some((value, start))
+}
+
+async fn serve_file(
+    State(mirror): State<Arc<Mirror>>,
+    UrlPath(name): UrlPath<String>,
+    headers: HeaderMap,
+) -> Response {
+    let range = range_start(&headers);
+    let mut faults = mirror.faults.lock().unwrap();
+    let bytes = match fs::read(mirror.dir.join(&name)) {
+        Ok(bytes) if !faults.missing.contains(&name) => bytes,
+        _ => {
+            mirror
+                .log
+                .lock()
+                .unwrap()
+                .push((name, range.map(|r| r.0), 404));
+            return StatusCode::NOT_FOUND.into_response();
+        }
+    };
+    let len = bytes.len();
+    let start = match &range {
+        Some((_, start)) if !faults.ignore_range && *start < len => *start,
+        _ => 0,
+    };
+    let status = if start > 0 {
+        StatusCode::PARTIAL_CONTENT
+    } else {
+        StatusCode::OK
+    };
+    mirror
+        .log
+        .lock()
+        .unwrap()
+        .push((name.clone(), range.map(|r| r.0), status.as_u16()));
+    let mut body = bytes[start..].to_vec();
+    let flip = faults.flip_once.remove(&name) || faults.flip_always.contains(&name);
+    if flip && len / 2 >= start {
+        body[len / 2 - start] ^= 0x01;
+    }
+    let mut response = Response::builder()
+        .status(status)
+        .header(header::CONTENT_LENGTH, body.len());
+    if status == StatusCode::PARTIAL_CONTENT {
+        response = response.header(
+            header::CONTENT_RANGE,
+            format!("bytes {start}-{}/{len}", len - 1),
+        );
+    }
+    let body = match faults.cut_after.remove(&name) {
+        // The head promises the whole body; the connection ends midway.
+        Some(cut) => {
+            let sent = Bytes::from(body[..cut.min(body.len())].to_vec());
+            // The pause lets the bytes sent reach the client before the cut.
+            let cut = futures::stream::once(async {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                Err(std::io::Error::other("connection cut by the test"))
+            });
+            Body::from_stream(futures::stream::iter([Ok(sent)]).chain(cut))
+        }
+        None => Body::from(body),
+    };
+    response.body(body).unwrap()
+}
+
+/// Runs `zugzwang tables fetch` against the mirror: exit success, stdout, stderr.
+async fn fetch(addr: SocketAddr, to: &Path, args: &[&str]) -> (bool, String, String) {
+    let mut command = process::binary();
+    command
+        .args(["tables", "fetch", "--from"])
+        .arg(format!("http://{addr}/syzygy"))
+        .arg("--to")
+        .arg(to)
+        .args(args);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Every file under its real name in `dir` has its published sha256, and no
+/// `.part` is left.
+fn assert_all_verified(dir: &Path) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.ends_with(".part"), "{name} left behind");
+        let digest = sha256_file(&path, |_| {}).unwrap();
+        assert_eq!(
+            Some(digest.as_str()),
+            catalog::sha256(&name),
+            "{name} is corrupt"
+        );
+    }
+}
+
+/// The summary's total row: files, fetched, already there, failed.
+fn total_row(out: &str) -> Vec<String> {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("total"))
+        .unwrap_or_else(|| panic!("no total row:\n{out}"));
+    line.split_whitespace()
+        .skip(1)
+        .map(str::to_string)
+        .collect()
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resumes_a_cut_transfer_with_range() {
+    let faults = Faults {
+        cut_after: HashMap::from([("KBNvK.rtbz".to_string(), 200_000)]),
+        ..Faults::default()
+    };
+    let (addr, mirror) = start_mirror(&common::embedded_tables_dir(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch(addr, to.path(), &["--only", "KBNvK"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(names_in(to.path()), ["KBNvK.rtbw", "KBNvK.rtbz"]);
+    assert_all_verified(to.path());
+    let requests = mirror.requests_for("KBNvK.rtbz");
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let (_, range, status) = &requests[1];
+    let start: u64 = range
+        .as_deref()
+        .and_then(|r| r.strip_prefix("bytes="))
+        .and_then(|r| r.strip_suffix('-'))
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("the second request asked for no range: {requests:?}"));
+    assert!(start > 0 && start <= 200_000, "resumed at {start}");
+    assert_eq!(*status, 206);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn starts_over_when_the_mirror_ignores_range() {
+    let faults = Faults {
+        cut_after: HashMap::from([("KQvKR.rtbz".to_string(), 100_000)]),
+        ignore_range: true,
+        ..Faults::default()
+    };
+    let (addr, mirror) = start_mirror(&common::embedded_tables_dir(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch(addr, to.path(), &["--only", "KQvKR"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_all_verified(to.path());
+    let requests = mirror.requests_for("KQvKR.rtbz");
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(requests[1].1.is_some(), "the resume asked for a range");
+    assert_eq!(requests[1].2, 200, "and got the whole file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetches_a_flipped_file_again_from_scratch() {
+    let faults = Faults {
+        flip_once: HashSet::from(["KBNvK.rtbz".to_string()]),
+        ..Faults::default()
+    };
+    let (addr, mirror) = start_mirror(&common::embedded_tables_dir(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch(addr, to.path(), &["--only", "KBNvK"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_all_verified(to.path());
+    let requests = mirror.requests_for("KBNvK.rtbz");
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(
+        requests
+            .iter()
+            .all(|(_, range, status)| range.is_none() && *status == 200)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_a_file_damaged_twice_and_keeps_it_out_of_sight() {
+    let faults = Faults {
+        flip_always: HashSet::from(["KQvKR.rtbw".to_string()]),
+        ..Faults::default()
+    };
+    let (addr, _mirror) = start_mirror(&common::embedded_tables_dir(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch(addr, to.path(), &["--only", "KQvKR"]).await;
+    assert!(!ok, "a damaged file must fail the run:\n{out}");
+    assert!(
+        out.contains("FAILED KQvKR.rtbw: sha256") && out.contains("use another mirror"),
+        "{out}"
+    );
+    assert!(err.contains("1 of 2 files could not be fetched"), "{err}");
+    assert_eq!(names_in(to.path()), ["KQvKR.rtbz"]);
+    assert_all_verified(to.path());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_a_file_the_mirror_lacks() {
+    let faults = Faults {
+        missing: HashSet::from(["KRvKB.rtbz".to_string()]),
+        ..Faults::default()
+    };
+    let (addr, mirror) = start_mirror(&common::embedded_tables_dir(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, _) = fetch(addr, to.path(), &["--only", "KRvKB"]).await;
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("FAILED KRvKB.rtbz: not on the mirror") && out.contains("404"),
+        "{out}"
+    );
+    assert_eq!(names_in(to.path()), ["KRvKB.rtbw"]);
+    assert_all_verified(to.path());
+    assert_eq!(
+        mirror.requests_for("KRvKB.rtbz").len(),
+        1,
+        "a 404 is not retried"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetches_a_set_once_and_replaces_only_what_is_damaged() {
+    let (addr, mirror) = start_mirror(&common::embedded_tables_dir(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch(addr, to.path(), &["--pieces", "3-4", "--jobs", "3"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(names_in(to.path()).len(), 70);
+    assert_all_verified(to.path());
+    assert_eq!(mirror.requests(), 70);
+
+    // A damaged file under its real name and a stale .part of another.
+    let damaged = to.path().join("KQvKR.rtbz");
+    let mut bytes = fs::read(&damaged).unwrap();
+    bytes[1000] ^= 0xff;
+    fs::write(&damaged, bytes).unwrap();
+    fs::remove_file(to.path().join("KBNvK.rtbz")).unwrap();
+    fs::write(to.path().join("KBNvK.rtbz.part"), b"not a table").unwrap();
+
+    let (ok, out, err) = fetch(addr, to.path(), &["--pieces", "3-4"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_all_verified(to.path());
+    assert_eq!(names_in(to.path()).len(), 70);
+    assert_eq!(
+        total_row(&out),
+        ["70", "2", "68", "0"],
+        "two fetched, the rest already there:\n{out}"
+    );
+    let again: Vec<String> = mirror.log.lock().unwrap()[70..]
+        .iter()
+        .map(|(f, _, _)| f.clone())
+        .collect();
+    // The stale .part is resumed, fails its digest, and is fetched from scratch.
+    assert!(
+        again.iter().all(|f| f == "KQvKR.rtbz" || f == "KBNvK.rtbz"),
+        "{again:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetches_what_captures_and_promotions_lead_to() {
+    let Some(shared) = common::shared_tables_dir() else {
+        return;
+    };
+    let (addr, _mirror) = start_mirror(&shared, Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch(
+        addr,
+        to.path(),
+        &["--only", "KQQPvK", "--with-dependencies"],
+    )
+    .await;
+    assert!(ok, "{out}\n{err}");
+    assert_all_verified(to.path());
+    let closure = catalog::with_dependencies(["KQQPvK"]);
+    let expected: Vec<String> = closure.iter().flat_map(|m| catalog::files_of(m)).collect();
+    let mut expected = expected;
+    expected.sort();
+    assert_eq!(names_in(to.path()), expected);
+    assert!(closure.contains("KQQQvK") && closure.contains("KQPvK") && closure.contains("KQvK"));
+}
+
+#[tokio::test]
+async fn refuses_a_bad_selection_before_any_transfer() {
+    let to = tempfile::tempdir().unwrap();
+    let addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let (ok, _, err) = fetch(addr, to.path(), &["--only", "KRPvKX"]).await;
+    assert!(!ok && err.contains("KRPvKX"), "{err}");
+    let (ok, _, err) = fetch(addr, to.path(), &["--pieces", "8"]).await;
+    assert!(!ok && err.contains("3-4-5"), "{err}");
+    let (ok, _, err) = fetch(addr, to.path(), &[]).await;
+    assert!(!ok && err.contains("--pieces"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asks_the_next_mirror_for_a_file_the_first_lacks() {
+    let wdl_only = Faults {
+        missing: HashSet::from(["KBNvK.rtbz".to_string()]),
+        ..Faults::default()
+    };
+    let (first, _) = start_mirror(&common::embedded_tables_dir(), wdl_only).await;
+    let (second, mirror) = start_mirror(&common::embedded_tables_dir(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let other = format!("http://{second}/syzygy/");
+    let (ok, out, err) = fetch(first, to.path(), &["--from", &other, "--only", "KBNvK"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_all_verified(to.path());
+    assert_eq!(names_in(to.path()), ["KBNvK.rtbw", "KBNvK.rtbz"]);
+    assert_eq!(mirror.requests_for("KBNvK.rtbz").len(), 1);
+    assert_eq!(mirror.requests_for("KBNvK.rtbw").len(), 0);
+}
