@@ -15,6 +15,7 @@ use crate::{
     components::{
         board::move_squares,
         fen_box::FenBox,
+        history::History,
         mainline::Mainline,
         mode::Mode,
         play_area::PlayArea,
@@ -23,8 +24,8 @@ use crate::{
         status::turn_text,
     },
     hooks::{
-        answers::use_answers, last_moves::use_last_moves, shortcuts::use_shortcuts,
-        url_position::use_url_position,
+        answers::use_answers, history::use_history, last_moves::use_last_moves,
+        shortcuts::use_shortcuts, url_position::use_url_position,
     },
     position::to_fen,
     source::position_href,
@@ -40,8 +41,9 @@ pub fn Explorer() -> impl IntoView {
     let orientation = RwSignal::new(Color::White);
     let hover = RwSignal::new(None::<(Square, Square)>);
     let last_moves = use_last_moves();
+    let history = use_history(url.current_fen, last_moves);
     let (answers, answer) = use_answers(url.parsed);
-    use_shortcuts(orientation, mode);
+    use_shortcuts(orientation, mode, history);
 
     let go = Callback::new(move |fen: String| {
         hover.set(None);
@@ -96,7 +98,8 @@ pub fn Explorer() -> impl IntoView {
             </div>
             <div class="side">
                 <Results parsed=url.parsed answers answer events/>
-                <Mainline pos on_go=on_line/>
+                <History history answers/>
+                <Mainline pos history/>
                 <FenBox fen=fen_shown on_fen=go/>
                 <Stats placement=url.placement/>
             </div>

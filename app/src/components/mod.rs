@@ -6,6 +6,7 @@ pub mod drag;
 pub mod editor;
 pub mod explorer;
 pub mod fen_box;
+pub mod history;
 pub mod mainline;
 pub mod mode;
 pub mod move_list;

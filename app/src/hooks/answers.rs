@@ -29,7 +29,8 @@ impl Answers {
         });
     }
 
-    fn get(self, fen: &str) -> Option<TablebaseAnswer> {
+    /// A position's answer, if this tab has seen it.
+    pub fn get(self, fen: &str) -> Option<TablebaseAnswer> {
         self.0.try_with_value(|map| map.get(fen).cloned()).flatten()
     }
 
