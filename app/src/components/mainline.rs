@@ -355,4 +355,28 @@ mod tests {
             "{pgn}"
         );
     }
+
+    #[test]
+    fn says_why_a_line_ends() {
+        let fen = |f: &str| crate::position::parse_fen(f).expect("legal");
+        let start = fen("4k3/8/8/8/8/8/8/4K2R w - - 90 1");
+        let claimable = fen("3k4/8/8/8/1K6/8/R7/8 w - - 100 6");
+        assert_eq!(
+            ending(&start, &claimable, 21, 10),
+            "Draw by the 50-move rule after 10 plies: the win comes too late (cursed win for White)"
+        );
+        // Seen from the side that is saved, the winner is the other one.
+        let black_to_move = fen("4k3/8/8/8/8/8/8/4K2R b - - 90 1");
+        assert!(ending(&black_to_move, &claimable, -21, 10).ends_with("(cursed win for White)"));
+        let mated = fen("R2k4/8/3K4/8/8/8/8/8 b - - 0 9");
+        assert_eq!(
+            ending(&start, &mated, 21, 1),
+            "Checkmate: White wins after 1 ply"
+        );
+        let stalemate = fen("k7/2Q5/1K6/8/8/8/8/8 b - - 0 9");
+        assert_eq!(
+            ending(&start, &stalemate, 21, 3),
+            "Draw by stalemate after 3 plies"
+        );
+    }
 }
