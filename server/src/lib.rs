@@ -12,6 +12,10 @@
 //!
 //! `server/docs/architecture.md` follows a request through them.
 
+// The page's nested view types (rendered here on the server) are deep;
+// computing their layout needs more room than the default limit of 128.
+#![recursion_limit = "256"]
+
 pub mod bench;
 pub mod cli;
 pub mod engine;

@@ -18,6 +18,7 @@ use crate::{
         clock::Clock,
         fen_box::FenBox,
         help::Help,
+        history::History,
         installed::InstalledTables,
         mainline::Mainline,
         mode::Mode,
@@ -28,6 +29,7 @@ use crate::{
     },
     hooks::{
         answers::{use_answers, use_installed_tables},
+        history::use_history,
         last_moves::use_last_moves,
         orientation::use_orientation,
         shortcuts::use_shortcuts,
@@ -66,9 +68,10 @@ pub fn Explorer() -> impl IntoView {
     let orientation = use_orientation();
     let hover = RwSignal::new(None::<HoveredMove>);
     let last_moves = use_last_moves();
+    let history = use_history(url.current_fen, last_moves);
     let (answers, answer) = use_answers(shown.parsed);
     let tables = use_installed_tables();
-    use_shortcuts(orientation, mode);
+    use_shortcuts(orientation, mode, history);
 
     let go = Callback::new(move |fen: String| {
         hover.set(None);
@@ -126,7 +129,8 @@ pub fn Explorer() -> impl IntoView {
             <div class="side">
                 <Help/>
                 <Results parsed=shown.parsed answers answer tables events/>
-                <Mainline pos on_go=on_line/>
+                <History history answers/>
+                <Mainline pos history/>
                 <FenBox fen=fen_shown on_fen=go/>
                 <Stats placement=shown.placement/>
                 <InstalledTables tables/>

@@ -2,15 +2,20 @@
 //! through on the board and downloadable as PGN with the start FEN.
 //!
 //! The line comes from `/standard/mainline` once; stepping only changes the
-//! URL (each step is a shareable position), and the line stays on show while
-//! the board is on one of its positions.
+//! URL (each step is a shareable position) and walks the move history along
+//! (`hooks::history`), and the line stays on show while the board is on one
+//! of its positions.
 
 use leptos::{prelude::*, task::spawn_local};
-use shakmaty::{Chess, Color, Position, Square, uci::UciMove};
+use shakmaty::{Chess, Color, Position, uci::UciMove};
 
 use crate::{
-    components::board::move_squares,
-    position::{parse_fen, to_fen},
+    components::{
+        movetext::{Movetext, ShownMove, dtz_comment, pgn},
+        step_buttons::{Step as StepButton, StepButtons},
+    },
+    hooks::history::MoveHistory,
+    position::to_fen,
     source::{fetch_mainline, position_href},
 };
 
@@ -20,6 +25,8 @@ struct Line {
     start: String,
     steps: Vec<Step>,
     winner: Option<String>,
+    /// How the line ends, in words ("Draw by the 50-move rule after ...").
+    ending: String,
 }
 
 /// One move of the line and the position after it.
@@ -27,8 +34,8 @@ struct Line {
 struct Step {
     san: String,
     fen: String,
-    /// The move's squares, to highlight it as the last move.
-    squares: Option<(Square, Square)>,
+    /// The DTZ of the position after the move, for the side to move there.
+    dtz: i32,
 }
 
 impl Line {
@@ -40,44 +47,40 @@ impl Line {
         self.steps.iter().position(|s| s.fen == fen).map(|i| i + 1)
     }
 
-    /// The position at an index, and the move that led there (for highlighting).
-    fn at(&self, index: usize) -> (String, Option<(Square, Square)>) {
+    /// The position at an index.
+    fn fen_at(&self, index: usize) -> &str {
         match index.checked_sub(1).and_then(|i| self.steps.get(i)) {
-            Some(step) => (step.fen.clone(), step.squares),
-            None => (self.start.clone(), None),
+            Some(step) => &step.fen,
+            None => &self.start,
         }
     }
 
-    /// The line as PGN, starting from its FEN.
+    /// The positions the board passes going from one index to another: each
+    /// one move after the one before going forward, just the target going back.
+    fn path(&self, from: usize, to: usize) -> Vec<String> {
+        if to <= from {
+            return vec![self.fen_at(to).to_string()];
+        }
+        let end = to.min(self.steps.len());
+        self.steps[from.min(end)..end]
+            .iter()
+            .map(|s| s.fen.clone())
+            .collect()
+    }
+
+    /// The line as PGN, from its FEN, with each move's DTZ as a comment.
     fn pgn(&self) -> String {
         let result = match self.winner.as_deref() {
             Some("w") => "1-0",
             Some("b") => "0-1",
             _ => "1/2-1/2",
         };
-        let start = parse_fen(&self.start).ok();
-        let (mut number, mut turn) = start
-            .as_ref()
-            .map(|p| (p.fullmoves().get(), p.turn()))
-            .unwrap_or((1, Color::White));
-        let mut moves = String::new();
-        for (i, Step { san, .. }) in self.steps.iter().enumerate() {
-            if turn == Color::White {
-                moves.push_str(&format!("{number}. "));
-            } else if i == 0 {
-                moves.push_str(&format!("{number}... "));
-            }
-            moves.push_str(san);
-            moves.push(' ');
-            if turn == Color::Black {
-                number += 1;
-            }
-            turn = turn.other();
-        }
-        format!(
-            "[Event \"Zugzwang DTZ mainline\"]\n[Site \"Zugzwang\"]\n[Result \"{result}\"]\n[SetUp \"1\"]\n[FEN \"{}\"]\n\n{moves}{result}\n",
-            self.start
-        )
+        let moves: Vec<(String, Option<String>)> = self
+            .steps
+            .iter()
+            .map(|s| (s.san.clone(), dtz_comment(Some(s.dtz))))
+            .collect();
+        pgn("Zugzwang DTZ mainline", &self.start, &moves, result)
     }
 }
 
@@ -94,18 +97,57 @@ fn build_line(start: &Chess, answer: crate::api::MainlineAnswer) -> Line {
         else {
             break;
         };
-        let squares = move_squares(&m);
         pos.play_unchecked(m);
         steps.push(Step {
             san: step.san,
             fen: to_fen(&pos),
-            squares,
+            dtz: step.dtz,
         });
     }
     Line {
         start: to_fen(start),
+        ending: ending(start, &pos, answer.dtz, steps.len()),
         steps,
         winner: answer.winner,
+    }
+}
+
+/// Why the line ends where it does. The server follows the best move until
+/// the game is over or a draw can be claimed under the 50-move rule (as
+/// lila-tablebase does), so a win whose next capture or pawn move comes too
+/// late (a cursed win, or a blessed loss seen from the loser) ends in a draw.
+fn ending(start: &Chess, end: &Chess, root_dtz: i32, n: usize) -> String {
+    let after = match n {
+        1 => "after 1 ply".to_string(),
+        n => format!("after {n} plies"),
+    };
+    if end.is_checkmate() {
+        return format!("Checkmate: {} wins {after}", side(end.turn().other()));
+    }
+    if end.is_stalemate() {
+        return format!("Draw by stalemate {after}");
+    }
+    if end.is_insufficient_material() {
+        return format!("Draw by insufficient material {after}");
+    }
+    if end.halfmoves() >= 100 {
+        let stronger = if root_dtz > 0 {
+            start.turn()
+        } else {
+            start.turn().other()
+        };
+        return format!(
+            "Draw by the 50-move rule {after}: the win comes too late (cursed win for {})",
+            side(stronger)
+        );
+    }
+    format!("The line stops {after}")
+}
+
+fn side(color: Color) -> &'static str {
+    match color {
+        Color::White => "White",
+        Color::Black => "Black",
     }
 }
 
@@ -125,8 +167,8 @@ fn data_url(mime: &str, text: &str) -> String {
 #[component]
 pub fn Mainline(
     #[prop(into)] pos: Signal<Option<Chess>>,
-    /// Shows a position of the line: its FEN and the move that led there.
-    on_go: Callback<(String, Option<(Square, Square)>)>,
+    /// The tab's move history, walked along as the line is stepped through.
+    history: MoveHistory,
 ) -> impl IntoView {
     let line = RwSignal::new(None::<Line>);
     let loading = RwSignal::new(false);
@@ -156,6 +198,23 @@ pub fn Mainline(
             loading.set(false);
         });
     };
+    // Walks the history along the line to `target`; `navigate` also shows it
+    // (a link navigates by itself).
+    let walk = move |target: usize, navigate: bool| {
+        let Some(from) = index.get_untracked() else {
+            return;
+        };
+        let Some(path) = line.with_untracked(|l| l.as_ref().map(|l| l.path(from, target))) else {
+            return;
+        };
+        history.follow(&path);
+        if !navigate {
+            return;
+        }
+        if let Some(fen) = path.last() {
+            history.show(fen.clone());
+        }
+    };
     let body = move || {
         let Some(i) = index.get() else {
             return view! {
@@ -170,7 +229,7 @@ pub fn Mainline(
             .into_any();
         };
         match line.get() {
-            Some(l) => line_view(&l, i, line, on_go),
+            Some(l) => line_view(&l, i, line, walk),
             None => ().into_any(),
         }
     };
@@ -184,40 +243,42 @@ pub fn Mainline(
     }
 }
 
-/// The line on show with the board at step `i`: its moves, the buttons to
-/// step through it, the PGN and the outcome.
+/// The line on show with the board at step `i`: the buttons to step through
+/// it, the PGN, its numbered moves and how it ends; a drawn position has no
+/// line, only a sentence saying so.
 fn line_view(
     l: &Line,
     i: usize,
     line: RwSignal<Option<Line>>,
-    on_go: Callback<(String, Option<(Square, Square)>)>,
+    walk: impl Fn(usize, bool) + Copy + Send + Sync + 'static,
 ) -> AnyView {
-    let n = l.steps.len();
-    let outcome = match l.winner.as_deref() {
-        Some("w") => "White wins",
-        Some("b") => "Black wins",
-        _ => "Draw",
-    };
-    let steps = l
+    if l.steps.is_empty() {
+        return view! {
+            <div class="line">
+                <p class="line-outcome">"Drawn: there is no winning line to follow."</p>
+                {close_button(line)}
+            </div>
+        }
+        .into_any();
+    }
+    let moves = l
         .steps
         .iter()
         .enumerate()
-        .map(|(k, Step { san, fen, .. })| {
-            let class = if k + 1 == i { "step current" } else { "step" };
-            view! {
-                <li>
-                    <a class=class href=position_href(fen)>
-                        {san.clone()}
-                    </a>
-                </li>
-            }
+        .map(|(k, s)| ShownMove {
+            san: s.san.clone(),
+            href: position_href(&s.fen),
+            current: k + 1 == i,
         })
-        .collect_view();
+        .collect::<Vec<_>>();
+    let on_pick = Callback::new(move |k: usize| walk(k + 1, false));
     view! {
         <div class="line">
-            {line_nav(l, i, line, on_go)}
-            <ol class="line-moves">{steps}</ol>
-            <p class="line-outcome">{format!("{outcome} after {n} plies")}</p>
+            {line_nav(l, i, line, walk)}
+            <div class="line-moves">
+                <Movetext start_fen=l.start.clone() moves on_pick/>
+            </div>
+            <p class="line-outcome">{l.ending.clone()}</p>
         </div>
     }
     .into_any()
@@ -228,38 +289,36 @@ fn line_nav(
     l: &Line,
     i: usize,
     line: RwSignal<Option<Line>>,
-    on_go: Callback<(String, Option<(Square, Square)>)>,
+    walk: impl Fn(usize, bool) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     let n = l.steps.len();
-    let pgn = data_url("application/x-chess-pgn", &l.pgn());
-    let go = move |target: usize| {
-        if let Some(step) = line.with_untracked(|l| l.as_ref().map(|l| l.at(target))) {
-            on_go.run(step);
-        }
-    };
-    let last = move || line.with_untracked(|l| l.as_ref().map(|l| l.steps.len()).unwrap_or(0));
+    let pgn = l.pgn();
+    let href = data_url("application/x-chess-pgn", &pgn);
+    let on_step = Callback::new(move |step: StepButton| walk(step.target(i, n), true));
     view! {
         <div class="line-nav">
-            <button class="line-start" on:click=move |_| go(0) disabled={i == 0} title="Start">
-                "⏮"
-            </button>
-            <button class="line-prev" on:click=move |_| go(i.saturating_sub(1)) disabled={i == 0} title="Back">
-                "◀"
-            </button>
-            <span class="line-pos">{format!("{i} / {n}")}</span>
-            <button class="line-next" on:click=move |_| go((i + 1).min(last())) disabled={i >= n} title="Next">
-                "▶"
-            </button>
-            <button class="line-end" on:click=move |_| go(last()) disabled={i >= n} title="End">
-                "⏭"
-            </button>
-            <a class="pgn" href=pgn download="zugzwang-line.pgn">
+            <StepButtons at_start={i == 0} at_end={i >= n} on_step>
+                <span class="line-pos">{format!("{i} / {n}")}</span>
+            </StepButtons>
+            <a class="pgn" href=href download="zugzwang-line.pgn" data-pgn=pgn>
                 "Download PGN"
             </a>
-            <button class="line-close" on:click=move |_| line.set(None) title="Hide the line">
-                "✕"
-            </button>
+            {close_button(line)}
         </div>
+    }
+}
+
+fn close_button(line: RwSignal<Option<Line>>) -> impl IntoView {
+    view! {
+        <button
+            type="button"
+            class="line-close"
+            on:click=move |_| line.set(None)
+            title="Hide the line"
+            aria-label="Hide the line"
+        >
+            "✕"
+        </button>
     }
 }
 
@@ -275,21 +334,49 @@ mod tests {
                 Step {
                     san: "Kb3".into(),
                     fen: String::new(),
-                    squares: None,
+                    dtz: -15,
                 },
                 Step {
                     san: "Qc2+".into(),
                     fen: String::new(),
-                    squares: None,
+                    dtz: 14,
                 },
             ],
             winner: Some("w".into()),
+            ending: String::new(),
         };
         let pgn = line.pgn();
         assert!(
             pgn.contains("[FEN \"8/8/8/8/8/2k5/8/K1Q5 b - - 0 7\"]"),
             "{pgn}"
         );
-        assert!(pgn.contains("7... Kb3 8. Qc2+ 1-0"), "{pgn}");
+        assert!(
+            pgn.contains("7... Kb3 {DTZ 15} 8. Qc2+ {DTZ 14} 1-0"),
+            "{pgn}"
+        );
+    }
+
+    #[test]
+    fn says_why_a_line_ends() {
+        let fen = |f: &str| crate::position::parse_fen(f).expect("legal");
+        let start = fen("4k3/8/8/8/8/8/8/4K2R w - - 90 1");
+        let claimable = fen("3k4/8/8/8/1K6/8/R7/8 w - - 100 6");
+        assert_eq!(
+            ending(&start, &claimable, 21, 10),
+            "Draw by the 50-move rule after 10 plies: the win comes too late (cursed win for White)"
+        );
+        // Seen from the side that is saved, the winner is the other one.
+        let black_to_move = fen("4k3/8/8/8/8/8/8/4K2R b - - 90 1");
+        assert!(ending(&black_to_move, &claimable, -21, 10).ends_with("(cursed win for White)"));
+        let mated = fen("R2k4/8/3K4/8/8/8/8/8 b - - 0 9");
+        assert_eq!(
+            ending(&start, &mated, 21, 1),
+            "Checkmate: White wins after 1 ply"
+        );
+        let stalemate = fen("k7/2Q5/1K6/8/8/8/8/8 b - - 0 9");
+        assert_eq!(
+            ending(&start, &stalemate, 21, 3),
+            "Draw by stalemate after 3 plies"
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! calling component and hands back small `Copy` handles.
 
 pub mod answers;
+pub mod history;
 pub mod last_moves;
 pub mod orientation;
 pub mod shortcuts;

@@ -1,31 +1,37 @@
-//! Keyboard shortcuts: ←/→ walk the history, f flips the board, e opens or
-//! closes the editor.
+//! Keyboard shortcuts: ←/→ step through the moves played in this tab (↑ or
+//! Home to their start, ↓ or End to their end, as on lichess), f flips the
+//! board, e opens or closes the editor.
+//!
+//! Stepping stays inside the page's own line (`hooks::history`), never the
+//! browser's history: ← at the start does nothing rather than leave the site.
 
 use leptos::{ev, prelude::*, wasm_bindgen::JsCast, web_sys};
 use shakmaty::Color;
 
-use crate::components::mode::Mode;
+use crate::{
+    components::{mode::Mode, step_buttons::Step},
+    hooks::history::MoveHistory,
+};
 
 /// Listens on the window for as long as the calling component lives.
-pub fn use_shortcuts(orientation: RwSignal<Color>, mode: RwSignal<Mode>) {
+pub fn use_shortcuts(orientation: RwSignal<Color>, mode: RwSignal<Mode>, history: MoveHistory) {
     Effect::new(move |_| {
         let handle = window_event_listener(ev::keydown, move |ev| {
-            if typing(&ev) || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+            // A key an element handled itself (a focused square, say) is not a shortcut.
+            if ev.default_prevented() || typing(&ev) {
                 return;
             }
+            if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+                return;
+            }
+            let key = ev.key();
             let playing = mode.get_untracked() == Mode::Playing;
-            let history = window().history().ok();
-            match ev.key().as_str() {
-                "ArrowLeft" if playing => {
-                    if let Some(h) = history {
-                        let _ = h.back();
-                    }
-                }
-                "ArrowRight" if playing => {
-                    if let Some(h) = history {
-                        let _ = h.forward();
-                    }
-                }
+            if let Some(step) = step_key(&key).filter(|_| playing) {
+                history.step(step);
+                ev.prevent_default();
+                return;
+            }
+            match key.as_str() {
                 "f" => orientation.update(|o| *o = o.other()),
                 "e" => mode.update(Mode::toggle_editor),
                 _ => return,
@@ -34,6 +40,17 @@ pub fn use_shortcuts(orientation: RwSignal<Color>, mode: RwSignal<Mode>) {
         });
         on_cleanup(move || handle.remove());
     });
+}
+
+/// The step a key asks for.
+fn step_key(key: &str) -> Option<Step> {
+    match key {
+        "ArrowLeft" => Some(Step::Back),
+        "ArrowRight" => Some(Step::Forward),
+        "ArrowUp" | "Home" => Some(Step::Start),
+        "ArrowDown" | "End" => Some(Step::End),
+        _ => None,
+    }
 }
 
 /// Keys typed into a text field are text, not shortcuts (radio buttons and

@@ -1,0 +1,273 @@
+//! This tab's line of moves: a start position, the moves played from it and
+//! a cursor, so ←/→ and the history panel step through the game inside the
+//! page instead of through the browser's history (which can leave the site
+//! and jumps back across a FEN typed in or a position set up).
+//!
+//! The line follows the URL, the page's single source of the position, so
+//! every way of moving (the board, the move list, the mainline, the browser's
+//! back and forward) lands in it without telling it: a position one legal
+//! move from the cursor extends the line there, a position already in the
+//! line moves the cursor, anything else starts a new line.
+
+use leptos::prelude::*;
+use leptos_router::{NavigateOptions, hooks::use_navigate};
+use shakmaty::{Position, Square};
+
+use crate::{
+    api::MoveInfo,
+    components::{board::move_squares, step_buttons::Step},
+    hooks::last_moves::LastMoves,
+    position::{parse_fen, to_fen},
+    source::position_href,
+};
+
+/// One move of the line and the position after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ply {
+    pub san: String,
+    pub uci: String,
+    pub fen: String,
+    /// The move's squares, to highlight it as the last move.
+    pub squares: Option<(Square, Square)>,
+}
+
+/// A start position, the moves played from it, and where the board is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    pub start: String,
+    pub plies: Vec<Ply>,
+    /// 0 = the start, i = after the i-th move.
+    pub cursor: usize,
+}
+
+impl Line {
+    pub fn new(start: String) -> Line {
+        Line {
+            start,
+            plies: Vec::new(),
+            cursor: 0,
+        }
+    }
+
+    /// The position at an index (0 = the start), `None` past the end.
+    pub fn fen_at(&self, index: usize) -> Option<&str> {
+        match index.checked_sub(1) {
+            None => Some(&self.start),
+            Some(i) => self.plies.get(i).map(|p| p.fen.as_str()),
+        }
+    }
+
+    fn index_of(&self, fen: &str) -> Option<usize> {
+        if self.start == fen {
+            return Some(0);
+        }
+        self.plies.iter().position(|p| p.fen == fen).map(|i| i + 1)
+    }
+
+    /// Follows the board to `fen`; true if the line changed. A FEN holds the
+    /// move number, so no position comes twice in one line.
+    pub fn observe(&mut self, fen: &str) -> bool {
+        if self.fen_at(self.cursor) == Some(fen) {
+            return false;
+        }
+        if let Some(index) = self.index_of(fen) {
+            self.cursor = index;
+            return true;
+        }
+        let from = self.fen_at(self.cursor).unwrap_or(&self.start);
+        match ply_between(from, fen) {
+            Some(ply) => {
+                self.plies.truncate(self.cursor);
+                self.plies.push(ply);
+                self.cursor = self.plies.len();
+            }
+            None => *self = Line::new(fen.to_string()),
+        }
+        true
+    }
+}
+
+/// The legal move from one position to the other, if there is one.
+fn ply_between(from: &str, to: &str) -> Option<Ply> {
+    let pos = parse_fen(from).ok()?;
+    pos.legal_moves().into_iter().find_map(|m| {
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        if to_fen(&after) != to {
+            return None;
+        }
+        let (info, _) = MoveInfo::play(&pos, m);
+        Some(Ply {
+            san: info.san,
+            uci: info.uci,
+            fen: to.to_string(),
+            squares: move_squares(&m),
+        })
+    })
+}
+
+/// The page's handle on the line.
+#[derive(Clone, Copy)]
+pub struct MoveHistory {
+    line: RwSignal<Line>,
+    /// Shows a position without adding a browser history entry.
+    show: Callback<String>,
+    last_moves: LastMoves,
+}
+
+impl MoveHistory {
+    /// The line, tracked.
+    pub fn with<T>(self, f: impl FnOnce(&Line) -> T) -> T {
+        self.line.with(f)
+    }
+
+    /// Walks the line through these positions, each one move from the one
+    /// before (or already in the line): a caller about to jump several moves
+    /// ahead (the mainline's end) calls this first, so the moves in between
+    /// are in the line too.
+    pub fn follow(self, fens: &[String]) {
+        for fen in fens {
+            self.observe(fen);
+        }
+    }
+
+    fn observe(self, fen: &str) {
+        let changed = self
+            .line
+            .try_maybe_update(|l| {
+                let changed = l.observe(fen);
+                (changed, changed)
+            })
+            .unwrap_or(false);
+        if !changed {
+            return;
+        }
+        // The move that led here, highlighted again when stepping back to it.
+        let squares = self.line.with_untracked(|l| {
+            l.cursor
+                .checked_sub(1)
+                .and_then(|i| l.plies.get(i))
+                .and_then(|p| p.squares)
+        });
+        if let Some(squares) = squares {
+            self.last_moves.record(fen.to_string(), squares);
+        }
+    }
+
+    /// Steps through the line; nothing when already there (← at the start
+    /// stays on the page).
+    pub fn step(self, step: Step) {
+        let target = self
+            .line
+            .with_untracked(|l| step.target(l.cursor, l.plies.len()));
+        self.go_to(target);
+    }
+
+    /// Shows a position without adding a browser history entry (stepping
+    /// through a line must not pile up entries for the back button).
+    pub fn show(self, fen: String) {
+        self.show.run(fen);
+    }
+
+    /// Shows the position at an index of the line.
+    pub fn go_to(self, index: usize) {
+        let fen = self.line.with_untracked(|l| {
+            if l.cursor == index {
+                return None;
+            }
+            l.fen_at(index).map(str::to_string)
+        });
+        let Some(fen) = fen else {
+            return;
+        };
+        self.line.update(|l| l.cursor = index);
+        self.show.run(fen);
+    }
+}
+
+/// The line for this tab, following the URL's position (`current_fen`) and
+/// noting each move's squares in `last_moves`.
+pub fn use_history(current_fen: Memo<Option<String>>, last_moves: LastMoves) -> MoveHistory {
+    let navigate = use_navigate();
+    let show = Callback::new(move |fen: String| {
+        let options = NavigateOptions {
+            replace: true,
+            scroll: false,
+            ..Default::default()
+        };
+        navigate(&position_href(&fen), options);
+    });
+    let start = current_fen.get_untracked().unwrap_or_default();
+    let history = MoveHistory {
+        line: RwSignal::new(Line::new(start)),
+        show,
+        last_moves,
+    };
+    Effect::new(move |_| {
+        if let Some(fen) = current_fen.get() {
+            history.observe(&fen);
+        }
+    });
+    history
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KRVK: &str = "4k3/8/8/8/8/8/8/4K2R w - - 0 1";
+    const RH7: &str = "4k3/7R/8/8/8/8/8/4K3 b - - 1 1";
+    const KD8: &str = "3k4/7R/8/8/8/8/8/4K3 w - - 2 2";
+    const KF8: &str = "5k2/7R/8/8/8/8/8/4K3 w - - 2 2";
+
+    #[test]
+    fn a_move_extends_the_line() {
+        let mut line = Line::new(KRVK.to_string());
+        assert!(line.observe(RH7));
+        assert!(line.observe(KD8));
+        assert_eq!(line.cursor, 2);
+        let sans: Vec<&str> = line.plies.iter().map(|p| p.san.as_str()).collect();
+        assert_eq!(sans, ["Rh7", "Kd8"]);
+        assert_eq!(line.plies[0].uci, "h1h7");
+        assert!(
+            !line.observe(KD8),
+            "the same position again changes nothing"
+        );
+    }
+
+    #[test]
+    fn back_and_forward_move_the_cursor_and_keep_the_moves() {
+        let mut line = Line::new(KRVK.to_string());
+        line.observe(RH7);
+        line.observe(KD8);
+        line.observe(KRVK);
+        assert_eq!(line.cursor, 0);
+        line.observe(RH7);
+        assert_eq!((line.cursor, line.plies.len()), (1, 2));
+    }
+
+    #[test]
+    fn another_move_from_the_cursor_replaces_the_rest() {
+        let mut line = Line::new(KRVK.to_string());
+        line.observe(RH7);
+        line.observe(KD8);
+        line.observe(RH7);
+        line.observe(KF8);
+        assert_eq!(line.cursor, 2);
+        assert_eq!(line.plies.len(), 2);
+        assert_eq!(line.plies[1].san, "Kf8");
+    }
+
+    #[test]
+    fn an_unrelated_position_starts_a_new_line() {
+        let mut line = Line::new(KRVK.to_string());
+        line.observe(RH7);
+        let kqvk = "4k3/8/8/8/8/8/8/3QK3 w - - 0 1";
+        line.observe(kqvk);
+        assert_eq!(line, Line::new(kqvk.to_string()));
+        // The same pieces with another clock are another position too.
+        let later = "4k3/8/8/8/8/8/8/3QK3 w - - 40 1";
+        line.observe(later);
+        assert_eq!(line.start, later);
+    }
+}
