@@ -122,9 +122,9 @@ pub fn MoveList(
     .into_any()
 }
 
-/// ↑/↓ (and Home/End) move the focus between the list's moves, as in a
-/// listbox, so the keyboard reaches the FEN box without tabbing through
-/// every move.
+/// ↑/↓ move the focus between the list's moves, as in a listbox, so the
+/// keyboard reaches the FEN box without tabbing through every move.
+/// (Home/End stay the history's: start and end of the line.)
 fn step_focus(ev: leptos::ev::KeyboardEvent) {
     use leptos::wasm_bindgen::JsCast;
     let Some(current) = ev
@@ -148,8 +148,6 @@ fn step_focus(ev: leptos::ev::KeyboardEvent) {
     let target = match ev.key().as_str() {
         "ArrowDown" => (at + 1).min(links.len() - 1),
         "ArrowUp" => at.saturating_sub(1),
-        "Home" => 0,
-        "End" => links.len() - 1,
         _ => return,
     };
     ev.prevent_default();
