@@ -15,12 +15,22 @@ pub struct HoveredMove {
     pub outcome: Outcome,
 }
 
-/// An arrow in board units: the shaft's ends and the head's three corners.
+/// One square's size in the arrow's drawing units: whole numbers, so the
+/// SVG needs no float printing (which would add to the WASM).
+const UNIT: f64 = 100.0;
+
+/// An arrow in drawing units (a square is `UNIT` wide): the shaft's ends
+/// and the head's three corners.
 #[derive(Clone, Debug, PartialEq)]
 struct ArrowShape {
-    from: (f64, f64),
-    shaft_end: (f64, f64),
+    from: (i32, i32),
+    shaft_end: (i32, i32),
     head: String,
+}
+
+/// A board coordinate in whole drawing units.
+fn units(v: f64) -> i32 {
+    (v * UNIT).round() as i32
 }
 
 impl ArrowShape {
@@ -33,17 +43,17 @@ impl ArrowShape {
         // Stop the shaft short of the head; the head is a triangle at the target.
         let (bx, by) = (x2 - ux * 0.4, y2 - uy * 0.4);
         let head = format!(
-            "{:.3},{:.3} {:.3},{:.3} {:.3},{:.3}",
-            x2 - ux * 0.1,
-            y2 - uy * 0.1,
-            bx - uy * 0.25,
-            by + ux * 0.25,
-            bx + uy * 0.25,
-            by - ux * 0.25
+            "{},{} {},{} {},{}",
+            units(x2 - ux * 0.1),
+            units(y2 - uy * 0.1),
+            units(bx - uy * 0.25),
+            units(by + ux * 0.25),
+            units(bx + uy * 0.25),
+            units(by - ux * 0.25)
         );
         ArrowShape {
-            from: (x1, y1),
-            shaft_end: (bx, by),
+            from: (units(x1), units(y1)),
+            shaft_end: (units(bx), units(by)),
             head,
         }
     }
@@ -59,13 +69,13 @@ pub fn arrow(orientation: Signal<Color>, hover: Signal<Option<HoveredMove>>) -> 
                 head,
             } = ArrowShape::new(orientation.get(), from, to);
             view! {
-                <svg class=format!("arrow {}", outcome.class()) viewBox="0 0 8 8" aria-hidden="true">
+                <svg class=format!("arrow {}", outcome.class()) viewBox="0 0 800 800" aria-hidden="true">
                     <line
-                        x1=format!("{x1:.3}")
-                        y1=format!("{y1:.3}")
-                        x2=format!("{bx:.3}")
-                        y2=format!("{by:.3}")
-                        stroke-width="0.18"
+                        x1=x1.to_string()
+                        y1=y1.to_string()
+                        x2=bx.to_string()
+                        y2=by.to_string()
+                        stroke-width="18"
                         stroke-linecap="round"
                     ></line>
                     <polygon points=head></polygon>
@@ -82,8 +92,8 @@ mod tests {
     #[test]
     fn shaft_stops_short_of_the_head() {
         let shape = ArrowShape::new(Color::White, Square::E2, Square::E4);
-        assert_eq!(shape.from, (4.5, 6.5));
-        assert!((shape.shaft_end.1 - 4.9).abs() < 1e-9, "{shape:?}");
-        assert_eq!(shape.head, "4.500,4.600 4.750,4.900 4.250,4.900");
+        assert_eq!(shape.from, (450, 650));
+        assert_eq!(shape.shaft_end, (450, 490));
+        assert_eq!(shape.head, "450,460 475,490 425,490");
     }
 }

@@ -116,11 +116,14 @@ pub fn capture_pointer(board: NodeRef<html::Div>, ev: &PointerEvent) {
 pub fn ghost(drag: Signal<Option<Drag>>) -> impl IntoView {
     move || {
         drag.get().filter(Drag::moved).map(|d| {
+            // Whole pixels: formatting floats would pull float-printing
+            // code into the WASM for no visible difference.
             let s = d.at.square_size;
             let style = format!(
-                "width:{s}px;height:{s}px;transform:translate({x}px,{y}px)",
-                x = d.at.x - s / 2.0,
-                y = d.at.y - s / 2.0
+                "width:{w}px;height:{w}px;transform:translate({x}px,{y}px)",
+                w = s.round() as i64,
+                x = (d.at.x - s / 2.0).round() as i64,
+                y = (d.at.y - s / 2.0).round() as i64
             );
             view! { <div class=format!("{} ghost", piece_class(d.piece)) style=style></div> }
         })

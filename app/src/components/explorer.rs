@@ -22,6 +22,7 @@ use crate::{
         installed::InstalledTables,
         mainline::Mainline,
         mode::Mode,
+        pieces::color_name,
         play_area::PlayArea,
         results::{MoveEvents, Results},
         stats::{Stats, side_material},
@@ -191,10 +192,7 @@ fn page_title(board: &shakmaty::Board, pos: Option<Chess>) -> String {
         side_material(board, Color::Black)
     );
     match pos {
-        Some(p) => format!(
-            "{material}, {} — Zugzwang",
-            turn_text(p.turn()).to_lowercase()
-        ),
+        Some(p) => format!("{material}, {} to move — Zugzwang", color_name(p.turn())),
         None => "Illegal position — Zugzwang".to_string(),
     }
 }

@@ -46,7 +46,9 @@ fn placement_style(to: Square, orientation: Color) -> String {
     };
     let at_top = (to.rank() == shakmaty::Rank::Eighth) == (orientation == Color::White);
     let edge = if at_top { "top: 0" } else { "bottom: 0" };
-    format!("left: {}%; {edge}", f64::from(col) * 12.5)
+    // col × 12.5 %, written without float printing.
+    let tenths = col * 125;
+    format!("left: {}.{}%; {edge}", tenths / 10, tenths % 10)
 }
 
 /// The dialog while a promotion waits; `choose` gets the piece picked.
@@ -133,7 +135,7 @@ mod tests {
     fn stands_over_the_target_file() {
         assert_eq!(
             placement_style(Square::C8, Color::White),
-            "left: 25%; top: 0"
+            "left: 25.0%; top: 0"
         );
         assert_eq!(
             placement_style(Square::C8, Color::Black),

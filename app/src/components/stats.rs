@@ -97,7 +97,9 @@ fn percent(part: u64, total: u64) -> String {
     if total == 0 {
         return "–".to_string();
     }
-    format!("{:.1}%", part as f64 * 100.0 / total as f64)
+    // Tenths of a percent in integers (no float printing in the WASM).
+    let tenths = (u128::from(part) * 1000 + u128::from(total) / 2) / u128::from(total);
+    format!("{}.{}%", tenths / 10, tenths % 10)
 }
 
 #[component]
