@@ -12,6 +12,11 @@
 //!
 //! `server/docs/architecture.md` follows a request through them.
 
+// The page's nested view types (rendered here by SSR) are deep; with
+// shakmaty's variant feature on, computing their layout needs more room
+// than the default limit of 128, as in `app`.
+#![recursion_limit = "256"]
+
 pub mod bench;
 pub mod cli;
 pub mod engine;
