@@ -38,7 +38,7 @@ mod tests {
     #[test]
     fn both_lists_are_read() {
         assert_eq!(md5("KQvK.atbw"), Some("1024e9c2d5ef85dad4c0ff9bb009b1e8"));
-        assert_eq!(md5("BBvB.stbz"), Some("de874cab875ab8a677ce9e185079d09c"));
+        assert_eq!(md5("BBBvB.stbz"), Some("de874cab875ab8a677ce9e185079d09c"));
         assert!(md5("KQvK.rtbw").is_none());
         assert_eq!(names().filter(|n| n.ends_with(".atbw")).count(), 145);
         assert_eq!(names().count(), 290 + 884);
