@@ -3,7 +3,7 @@
 //! lichess tablebase API so existing clients can switch by changing a base URL.
 
 use serde::{Deserialize, Serialize};
-use shakmaty::{CastlingMode, Chess, Move, san::SanPlus};
+use shakmaty::{CastlingMode, Move, Position, san::SanPlus};
 
 /// Outcome of a position for the side to move, with the 50-move rule counted.
 ///
@@ -132,8 +132,9 @@ impl MoveInfo {
     /// it. What the move leads to is not known yet (`PositionInfo::unknown`):
     /// the server fills it in from the tables, the page shows it as is when
     /// the server is out of reach. One home for both, so the two sides name
-    /// moves alike.
-    pub fn play(pos: &Chess, m: Move) -> (MoveInfo, Chess) {
+    /// moves alike. Any variant: `pos` is a `Chess` or a `VariantPosition`,
+    /// whose rules decide the SAN (explosions, antichess king promotions).
+    pub fn play<P: Position + Clone>(pos: &P, m: Move) -> (MoveInfo, P) {
         let mut after = pos.clone();
         let uci = m.to_uci(CastlingMode::Standard).to_string();
         let san = SanPlus::from_move_and_play_unchecked(&mut after, m).to_string();

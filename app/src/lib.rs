@@ -12,6 +12,7 @@ pub mod position;
 pub mod source;
 pub mod tables;
 pub mod text;
+pub mod variant;
 
 use leptos::prelude::*;
 use leptos_meta::{Meta, MetaTags, Stylesheet, Title, provide_meta_context};

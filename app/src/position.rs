@@ -31,9 +31,10 @@ pub fn parse_fen(text: &str) -> Result<Chess, FenError> {
 
 /// A FEN as the page shows it: the position, or why there is none, and the
 /// pieces the FEN places either way (an illegal position still shows them).
+/// `P` is `Chess`, or `VariantPosition` from [`crate::variant::read_variant_fen`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct FenReading {
-    pub position: Result<Chess, FenError>,
+pub struct FenReading<P = Chess> {
+    pub position: Result<P, FenError>,
     pub placement: Board,
 }
 
@@ -53,7 +54,7 @@ pub fn read_fen(text: &str) -> FenReading {
 }
 
 /// The FEN's fields, before any rule of chess is checked.
-fn setup_of(text: &str) -> Result<Fen, FenError> {
+pub(crate) fn setup_of(text: &str) -> Result<Fen, FenError> {
     let text = text.trim().replace('_', " ");
     if text.is_empty() {
         return Err(FenError::Missing);
@@ -69,16 +70,20 @@ fn position_of(fen: Fen) -> Result<Chess, FenError> {
         .or_else(PositionError::ignore_invalid_ep_square)
         .or_else(PositionError::ignore_invalid_castling_rights)
         .or_else(PositionError::ignore_impossible_check)
-        .map_err(|err| FenError::Illegal(illegal_reasons(err.kinds())))
+        .map_err(|err| FenError::Illegal(illegal_reasons(err.kinds(), STANDARD_RULE)))
 }
 
-/// The FEN of a position with all six fields, as the API and URLs carry it.
-pub fn to_fen(pos: &Chess) -> String {
+/// What `PositionErrorKinds::VARIANT` means for standard chess.
+const STANDARD_RULE: &str = "not a standard chess position";
+
+/// The FEN of a position with all six fields, as the API and URLs carry it
+/// (any variant: a `Chess` or a `VariantPosition`).
+pub fn to_fen<P: Position>(pos: &P) -> String {
     Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string()
 }
 
 /// Number of pieces on the board, kings included (what the tables are sized by).
-pub fn piece_count(pos: &Chess) -> usize {
+pub fn piece_count<P: Position>(pos: &P) -> usize {
     pos.board().occupied().count()
 }
 
@@ -96,7 +101,9 @@ fn malformed_part(err: ParseFenError) -> &'static str {
     }
 }
 
-fn illegal_reasons(kinds: PositionErrorKinds) -> String {
+/// The broken rules in words; `variant_rule` says what a violated
+/// variant-specific rule means for the variant at hand.
+pub(crate) fn illegal_reasons(kinds: PositionErrorKinds, variant_rule: &str) -> String {
     let reasons: [(PositionErrorKinds, &str); 7] = [
         (PositionErrorKinds::EMPTY_BOARD, "the board is empty"),
         (
@@ -119,7 +126,7 @@ fn illegal_reasons(kinds: PositionErrorKinds) -> String {
             PositionErrorKinds::TOO_MUCH_MATERIAL,
             "more pieces than a legal game can have",
         ),
-        (PositionErrorKinds::VARIANT, "not a standard chess position"),
+        (PositionErrorKinds::VARIANT, variant_rule),
     ];
     let found: Vec<&str> = reasons
         .iter()

@@ -53,6 +53,17 @@ pub struct TableArgs {
     /// it, the 3- and 4-piece tables built into the binary are used.
     #[arg(long = "tables", value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
+    /// Directory of atomic Syzygy tables (.atbw/.atbz); repeat for several
+    /// (lila-tablebase's flag). Without it, the 3- and 4-piece atomic tables
+    /// built into the binary are used.
+    #[arg(long = "atomic", value_name = "DIR")]
+    pub atomic: Vec<PathBuf>,
+    /// Directory of antichess Syzygy tables (.gtbw/.gtbz, and .stbw/.stbz
+    /// for pawnless ones); repeat for several (lila-tablebase's flag). None
+    /// are built in: without it antichess moves are "unknown" except where
+    /// the rules alone decide.
+    #[arg(long = "antichess", value_name = "DIR")]
+    pub antichess: Vec<PathBuf>,
     /// Blocking threads probing tables at once (the probes of one request run in parallel on them).
     #[arg(long, default_value_t = 16)]
     pub probe_threads: usize,
@@ -94,6 +105,8 @@ impl TableArgs {
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             tables: self.dirs.clone(),
+            atomic: self.atomic.clone(),
+            antichess: self.antichess.clone(),
             store: StoreOptions {
                 mmap: self.mmap,
                 advise_random: self.advise_random,

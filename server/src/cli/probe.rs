@@ -1,5 +1,6 @@
 //! `zugzwang probe`: print the API's answer for one position as JSON.
 
+use app::variant::{Variant, parse_variant_fen};
 use clap::Args;
 
 use super::TableArgs;
@@ -12,6 +13,9 @@ pub struct ProbeArgs {
     /// Print the DTZ mainline instead of the move list.
     #[arg(long)]
     pub mainline: bool,
+    /// The rules the position is under: standard, atomic or antichess.
+    #[arg(long, default_value = "standard")]
+    pub variant: Variant,
     #[command(flatten)]
     pub tables: TableArgs,
 }
@@ -31,7 +35,7 @@ pub enum ProbeError {
 
 /// Prints the answer (or the mainline) as pretty JSON on stdout.
 pub async fn run(args: ProbeArgs) -> Result<(), ProbeError> {
-    let pos = app::position::parse_fen(&args.fen)?;
+    let pos = parse_variant_fen(args.variant, &args.fen)?;
     let engine = Engine::open(&args.tables.engine_config())?;
     let json = if args.mainline {
         serde_json::to_string_pretty(engine.mainline(pos).await?.as_ref())?

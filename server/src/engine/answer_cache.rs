@@ -18,8 +18,9 @@ use std::{
 };
 
 use app::api::{MainlineAnswer, MainlineStep, MoveInfo, TablebaseAnswer};
+use app::variant::Variant;
 use moka::future::Cache;
-use shakmaty::{Chess, EnPassantMode, Position, fen::Epd};
+use shakmaty::{EnPassantMode, Position, fen::Epd, variant::VariantPosition};
 
 use super::EngineError;
 
@@ -79,7 +80,7 @@ impl AnswerCache {
 
     pub async fn probe(
         &self,
-        pos: &Chess,
+        pos: &VariantPosition,
         compute: impl Future<Output = Result<TablebaseAnswer, EngineError>>,
     ) -> Result<Arc<TablebaseAnswer>, EngineError> {
         self.get_or_compute(&self.probes, key(pos), compute).await
@@ -87,7 +88,7 @@ impl AnswerCache {
 
     pub async fn mainline(
         &self,
-        pos: &Chess,
+        pos: &VariantPosition,
         compute: impl Future<Output = Result<MainlineAnswer, EngineError>>,
     ) -> Result<Arc<MainlineAnswer>, EngineError> {
         self.get_or_compute(&self.mainlines, key(pos), compute)
@@ -96,11 +97,11 @@ impl AnswerCache {
 
     /// The answer if it is cached, without computing anything (so a request
     /// that would be refused as overload can still be served).
-    pub async fn cached_probe(&self, pos: &Chess) -> Option<Arc<TablebaseAnswer>> {
+    pub async fn cached_probe(&self, pos: &VariantPosition) -> Option<Arc<TablebaseAnswer>> {
         self.hit(self.probes.get(&key(pos)).await)
     }
 
-    pub async fn cached_mainline(&self, pos: &Chess) -> Option<Arc<MainlineAnswer>> {
+    pub async fn cached_mainline(&self, pos: &VariantPosition) -> Option<Arc<MainlineAnswer>> {
         self.hit(self.mainlines.get(&key(pos)).await)
     }
 
@@ -155,13 +156,14 @@ impl AnswerCache {
 }
 
 /// The position without its fullmove number: board, side, castling, en
-/// passant and the halfmove clock, which is all an answer depends on.
-pub fn key(pos: &Chess) -> String {
-    format!(
-        "{} {}",
-        Epd::from_position(pos, EnPassantMode::Legal),
-        pos.halfmoves()
-    )
+/// passant and the halfmove clock, which is all an answer depends on, after
+/// the variant's name (standard positions keep the bare key).
+pub fn key(pos: &VariantPosition) -> String {
+    let epd = Epd::from_position(pos, EnPassantMode::Legal);
+    match Variant::of(pos) {
+        Some(Variant::Standard) => format!("{epd} {}", pos.halfmoves()),
+        _ => format!("{} {epd} {}", pos.variant(), pos.halfmoves()),
+    }
 }
 
 fn weight(key: &str, answer_bytes: usize) -> u32 {
@@ -193,7 +195,7 @@ mod tests {
 
     #[test]
     fn the_key_ignores_the_move_number_but_not_the_clock() {
-        let at = |fen: &str| key(&app::position::parse_fen(fen).expect("legal"));
+        let at = |fen: &str| key(&app::position::parse_fen(fen).expect("legal").into());
         assert_eq!(
             at("4k3/8/8/8/8/8/8/4K2R w - - 0 1"),
             at("4k3/8/8/8/8/8/8/4K2R w - - 0 77")
@@ -206,5 +208,15 @@ mod tests {
             at("4k3/8/8/8/8/8/8/4K2R w - - 0 1"),
             at("4k3/8/8/8/8/8/8/4K2R b - - 0 1")
         );
+    }
+
+    #[test]
+    fn the_same_board_in_another_variant_is_another_key() {
+        use app::variant::{Variant, parse_variant_fen};
+        let fen = "8/8/8/8/8/2k5/8/K6R w - - 0 1";
+        let standard = key(&parse_variant_fen(Variant::Standard, fen).expect("legal"));
+        let atomic = key(&parse_variant_fen(Variant::Atomic, fen).expect("legal"));
+        assert_eq!(standard, "8/8/8/8/8/2k5/8/K6R w - - 0");
+        assert_eq!(atomic, format!("atomic {standard}"));
     }
 }

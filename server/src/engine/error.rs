@@ -1,8 +1,9 @@
 //! What can go wrong while answering, in words an operator or client can act on.
 
+use app::variant::Variant;
 use shakmaty_syzygy::{ProbeError, SyzygyError};
 
-use crate::store::{format::table_name, handles};
+use crate::store::{format::variant_table_name, handles};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
@@ -20,21 +21,33 @@ pub enum EngineError {
     /// Too many requests are waiting already (503).
     #[error("the server is busy ({0} requests in progress); try again shortly")]
     Overloaded(usize),
+    /// The prober panicked on a position (a misnamed or damaged table it
+    /// trusts, or an input it does not expect); caught at the probe, 500.
+    #[error(
+        "the tables failed on the {variant} position {fen} (material {material}): {message}; a table file of that material or one it leads to may be misnamed or damaged: check them with `zugzwang verify`"
+    )]
+    ProbePanicked {
+        variant: Variant,
+        fen: String,
+        material: String,
+        message: String,
+    },
     /// A probe task died; should not happen, reported rather than crashing.
     #[error("internal error: {0}")]
     Internal(String),
 }
 
 impl EngineError {
-    /// Turns a probe failure into an error naming the table file.
-    pub fn from_syzygy(err: SyzygyError) -> EngineError {
+    /// Turns a probe failure into an error naming the table file (whose
+    /// suffix depends on the variant).
+    pub fn from_syzygy(err: SyzygyError, variant: Variant) -> EngineError {
         match err {
             SyzygyError::ProbeFailed {
                 metric,
                 material,
                 error,
             } => {
-                let table = table_name(&material, metric);
+                let table = variant_table_name(variant, &material, metric);
                 if is_out_of_descriptors(&error) {
                     return EngineError::TooManyOpenFiles { table };
                 }
@@ -45,7 +58,7 @@ impl EngineError {
             }
             SyzygyError::MissingTable { metric, material } => EngineError::NotInTables(format!(
                 "table {} is not loaded",
-                table_name(&material, metric)
+                variant_table_name(variant, &material, metric)
             )),
             SyzygyError::Castling => EngineError::NotInTables(
                 "positions with castling rights are not in the tables".to_string(),

@@ -1,27 +1,21 @@
 //! The DTZ-optimal line from a position.
 
 use app::api::{MainlineAnswer, MainlineStep};
-use shakmaty::{CastlingMode, Chess, Position, san::SanPlus};
+use shakmaty::{CastlingMode, Position, san::SanPlus, variant::VariantPosition};
 
 use super::{EngineError, Tables};
 
 /// A line longer than this is a bug in the tables or in us; stop rather than spin.
 const MAX_STEPS: usize = 2_000;
 
-/// Follows the best move until the game ends or a 50-move draw can be
-/// claimed; empty for a drawn position.
-pub fn mainline(tables: &Tables, mut pos: Chess) -> Result<MainlineAnswer, EngineError> {
-    let tablebase = &tables.tablebase;
-    let dtz = tablebase
-        .probe_dtz(&pos)
-        .map_err(|err| tables.explain(err))?;
+/// Follows the best move until the game ends (by mate or the variant's own
+/// end) or a 50-move draw can be claimed; empty for a drawn position.
+pub fn mainline(tables: &Tables, mut pos: VariantPosition) -> Result<MainlineAnswer, EngineError> {
+    let dtz = tables.require_dtz(&pos)?;
     let mut steps = Vec::new();
     if !dtz.is_zero() {
         while pos.halfmoves() < 100 && steps.len() < MAX_STEPS {
-            let Some((m, after)) = tablebase
-                .best_move(&pos)
-                .map_err(|err| tables.explain(err))?
-            else {
+            let Some((m, after)) = tables.best_move(&pos)? else {
                 break;
             };
             let uci = m.to_uci(CastlingMode::Standard).to_string();

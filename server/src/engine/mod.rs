@@ -13,8 +13,11 @@ pub mod tables;
 
 use std::{path::PathBuf, sync::Arc};
 
-use app::api::{MainlineAnswer, TablebaseAnswer};
-use shakmaty::Chess;
+use app::{
+    api::{MainlineAnswer, TablebaseAnswer},
+    variant::Variant,
+};
+use shakmaty::variant::VariantPosition;
 use shakmaty_syzygy::filesystem::Filesystem;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -23,11 +26,11 @@ use pool::ProbePool;
 pub use answer_cache::{AnswerCache, CacheStats};
 pub use error::EngineError;
 pub use load_shedding::LoadShedding;
-pub use tables::{LoadError, LoadedDirectory, Tables};
+pub use tables::{LoadError, LoadedDirectory, TableSet, TableSets, Tables};
 
 use crate::store::{
     self, StoreOptions,
-    embedded::{EMBEDDED_DIR, EmbeddedFilesystem},
+    embedded::{EMBEDDED_ATOMIC_DIR, EMBEDDED_DIR, EmbeddedFilesystem},
 };
 
 /// Which tables the engine answers from, how they are read and how much it
@@ -36,6 +39,12 @@ use crate::store::{
 pub struct EngineConfig {
     /// Table directories; empty means the embedded 3- and 4-piece tables.
     pub tables: Vec<PathBuf>,
+    /// Atomic table directories; empty means the embedded 3- and 4-piece
+    /// atomic tables.
+    pub atomic: Vec<PathBuf>,
+    /// Antichess table directories; none are embedded, so empty means no
+    /// antichess tables (answers say "unknown" where one is needed).
+    pub antichess: Vec<PathBuf>,
     /// How the store reads the table files of `tables`.
     pub store: StoreOptions,
     /// Blocking threads probing at once.
@@ -53,6 +62,8 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             tables: Vec::new(),
+            atomic: Vec::new(),
+            antichess: Vec::new(),
             store: StoreOptions::default(),
             probe_threads: 16,
             max_pending: 512,
@@ -74,24 +85,64 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Registers the tables of every directory; files are opened lazily on first probe.
+    /// Registers the tables of every directory; files are opened lazily on
+    /// first probe. The table directories of all variants are read through
+    /// one store (one descriptor budget, one checksum survey); a variant
+    /// without directories uses its embedded tables, if it has some.
     pub fn open(config: &EngineConfig) -> Result<Engine, LoadError> {
-        if config.tables.is_empty() {
-            let embedded = [PathBuf::from(EMBEDDED_DIR)];
-            return Self::with_filesystem(config, Arc::new(EmbeddedFilesystem), &embedded);
-        }
-        let filesystem = store::open(&config.store, &config.tables)?;
-        Self::with_filesystem(config, filesystem, &config.tables)
+        let on_disk: Vec<PathBuf> = [&config.tables, &config.atomic, &config.antichess]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let store = match on_disk.is_empty() {
+            true => None,
+            false => Some(store::open(&config.store, &on_disk)?),
+        };
+        let set = |dirs: &[PathBuf], embedded: Option<&str>| match (&store, embedded) {
+            (Some(filesystem), _) if !dirs.is_empty() => TableSet {
+                filesystem: Arc::clone(filesystem),
+                dirs: dirs.to_vec(),
+            },
+            (_, Some(embedded)) => TableSet {
+                filesystem: Arc::new(EmbeddedFilesystem),
+                dirs: vec![PathBuf::from(embedded)],
+            },
+            (_, None) => TableSet::none(),
+        };
+        let sets = TableSets {
+            standard: set(&config.tables, Some(EMBEDDED_DIR)),
+            atomic: set(&config.atomic, Some(EMBEDDED_ATOMIC_DIR)),
+            antichess: set(&config.antichess, None),
+        };
+        Self::with_table_sets(config, &sets)
     }
 
-    /// An engine reading `dirs` through any filesystem, ignoring the
-    /// config's storage choices; tests use it to watch the reads.
+    /// An engine reading standard tables from `dirs` through any
+    /// filesystem, ignoring the config's storage choices (no atomic or
+    /// antichess tables); tests use it to watch the reads.
     pub fn with_filesystem(
         config: &EngineConfig,
         filesystem: Arc<dyn Filesystem>,
         dirs: &[PathBuf],
     ) -> Result<Engine, LoadError> {
-        let (tables, directories) = Tables::load(filesystem, dirs)?;
+        Self::with_table_sets(
+            config,
+            &TableSets {
+                standard: TableSet {
+                    filesystem,
+                    dirs: dirs.to_vec(),
+                },
+                atomic: TableSet::none(),
+                antichess: TableSet::none(),
+            },
+        )
+    }
+
+    /// An engine over the given table sets, ignoring the config's storage
+    /// choices.
+    pub fn with_table_sets(config: &EngineConfig, sets: &TableSets) -> Result<Engine, LoadError> {
+        let (tables, directories) = Tables::load_sets(sets)?;
         Ok(Engine {
             pool: ProbePool::new(tables, config.probe_threads, config.sequential_probes),
             pending: Arc::new(Semaphore::new(config.max_pending.max(1))),
@@ -122,13 +173,23 @@ impl Engine {
         self.pool.tables().installed().to_vec()
     }
 
-    /// Largest piece count any loaded table covers.
+    /// Largest piece count any loaded standard table covers.
     pub fn max_pieces(&self) -> usize {
-        self.pool.tables().tablebase.max_pieces()
+        self.pool.tables().max_pieces(Variant::Standard)
     }
 
-    /// The answer for a position and every legal move (`GET /standard`).
-    pub async fn probe(&self, pos: Chess) -> Result<Arc<TablebaseAnswer>, EngineError> {
+    /// Largest piece count the loaded tables of a variant cover (0: none).
+    pub fn max_pieces_of(&self, variant: Variant) -> usize {
+        self.pool.tables().max_pieces(variant)
+    }
+
+    /// The answer for a position and every legal move (`GET /standard`,
+    /// `/atomic`, `/antichess`: the position's variant decides).
+    pub async fn probe(
+        &self,
+        pos: impl Into<VariantPosition>,
+    ) -> Result<Arc<TablebaseAnswer>, EngineError> {
+        let pos = pos.into();
         if let Some(hit) = self.cache.cached_probe(&pos).await {
             return Ok(hit);
         }
@@ -137,12 +198,18 @@ impl Engine {
         self.cache.probe(&key, probe::answer(&self.pool, pos)).await
     }
 
-    /// The DTZ-optimal line from a position (`GET /standard/mainline`).
-    pub async fn mainline(&self, pos: Chess) -> Result<Arc<MainlineAnswer>, EngineError> {
+    /// The DTZ-optimal line from a position (`GET /{variant}/mainline`).
+    pub async fn mainline(
+        &self,
+        pos: impl Into<VariantPosition>,
+    ) -> Result<Arc<MainlineAnswer>, EngineError> {
+        let pos = pos.into();
         let (pieces, max) = (app::position::piece_count(&pos), self.max_pieces());
-        if pieces > max {
-            // Said before probing, with the count: the tables' own error
-            // only says "too many pieces".
+        // Said before probing, with the count: the tables' own error only
+        // says "too many pieces". Standard only: in atomic and antichess a
+        // finished game or a forced capture is answered without tables, as
+        // lila-tablebase answers it.
+        if Variant::of(&pos) == Some(Variant::Standard) && pieces > max {
             return Err(EngineError::NotInTables(format!(
                 "{pieces} pieces: the loaded tables cover at most {max}"
             )));

@@ -1,4 +1,5 @@
-//! The answer for one position: its own outcome and that of every legal move.
+//! The answer for one position: its own outcome and that of every legal move,
+//! under the position's variant (standard, atomic or antichess).
 
 use std::sync::{
     Arc,
@@ -7,7 +8,7 @@ use std::sync::{
 
 use app::api::{Category, MoveInfo, PositionInfo, TablebaseAnswer};
 use futures::future::try_join_all;
-use shakmaty::{Chess, Position};
+use shakmaty::{KnownOutcome, Outcome, Position, variant::VariantPosition};
 use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded};
 
 use super::{
@@ -22,6 +23,10 @@ use super::{
 pub struct Probed {
     pub checkmate: bool,
     pub stalemate: bool,
+    /// The variant's own end: the side to move has won (antichess: it has
+    /// no pieces left) or lost (atomic: its king exploded).
+    pub variant_win: bool,
+    pub variant_loss: bool,
     pub insufficient_material: bool,
     pub dtz: Option<MaybeRounded<Dtz>>,
     pub halfmoves: u32,
@@ -29,11 +34,19 @@ pub struct Probed {
 
 /// Probes one position; positions outside the loaded tables are `dtz: None`
 /// (the API answers "unknown"), unreadable tables are errors.
-pub fn probe_position(tables: &Tables, pos: &Chess) -> Result<Probed, EngineError> {
+pub fn probe_position(tables: &Tables, pos: &VariantPosition) -> Result<Probed, EngineError> {
     let dtz = tables.probe_dtz(pos)?;
+    let (variant_win, variant_loss) = match pos.variant_outcome() {
+        Outcome::Known(KnownOutcome::Decisive { winner }) => {
+            (winner == pos.turn(), winner != pos.turn())
+        }
+        _ => (false, false),
+    };
     Ok(Probed {
         checkmate: pos.is_checkmate(),
         stalemate: pos.is_stalemate(),
+        variant_win,
+        variant_loss,
         insufficient_material: pos.is_insufficient_material(),
         dtz,
         halfmoves: pos.halfmoves(),
@@ -43,16 +56,29 @@ pub fn probe_position(tables: &Tables, pos: &Chess) -> Result<Probed, EngineErro
 impl Probed {
     /// The outcome under the 50-move rule; `halfmoves_before` is the clock of
     /// the position before the last move, which decides whether a mate or a
-    /// conversion still came in time.
+    /// conversion still came in time. A variant's end is decided as a mate
+    /// is, as lila-tablebase decides it.
     pub fn category(&self, halfmoves_before: u32) -> Category {
-        if self.stalemate || self.insufficient_material || self.dtz.is_some_and(|d| d.is_zero()) {
+        let variant_end = self.variant_win || self.variant_loss;
+        if !variant_end
+            && (self.stalemate
+                || self.insufficient_material
+                || self.dtz.is_some_and(|d| d.is_zero()))
+        {
             return Category::Draw;
         }
-        if self.checkmate {
+        if self.checkmate || self.variant_loss {
             return if halfmoves_before < 100 {
                 Category::Loss
             } else {
                 Category::BlessedLoss
+            };
+        }
+        if self.variant_win {
+            return if halfmoves_before < 100 {
+                Category::Win
+            } else {
+                Category::CursedWin
             };
         }
         let Some(dtz) = self.dtz else {
@@ -82,8 +108,8 @@ impl Probed {
         PositionInfo {
             checkmate: self.checkmate,
             stalemate: self.stalemate,
-            variant_win: false,
-            variant_loss: false,
+            variant_win: self.variant_win,
+            variant_loss: self.variant_loss,
             insufficient_material: self.insufficient_material,
             dtz: self.dtz.map(|d| d.ignore_rounding().0),
             precise_dtz: self.dtz.and_then(MaybeRounded::precise).map(|d| d.0),
@@ -98,7 +124,10 @@ impl Probed {
 /// Probes the root and every legal move at once on the pool, so the reads
 /// of one request reach the disks together (or one after another with
 /// `--sequential-probes`, to measure what that buys).
-pub async fn answer(pool: &ProbePool, pos: Chess) -> Result<TablebaseAnswer, EngineError> {
+pub async fn answer(
+    pool: &ProbePool,
+    pos: VariantPosition,
+) -> Result<TablebaseAnswer, EngineError> {
     let halfmoves = pos.halfmoves();
     let legal = pos.legal_moves();
     let mut positions = Vec::with_capacity(legal.len() + 1);
@@ -145,7 +174,10 @@ pub async fn answer(pool: &ProbePool, pos: Chess) -> Result<TablebaseAnswer, Eng
 /// of per position. At hot cache the hand-offs cost more than the probes
 /// (server/docs/benchmarks.md, "Where the time goes"). With
 /// `--sequential-probes` one worker takes them all, one after another.
-async fn probe_all(pool: &ProbePool, positions: Vec<Chess>) -> Result<Vec<Probed>, EngineError> {
+async fn probe_all(
+    pool: &ProbePool,
+    positions: Vec<VariantPosition>,
+) -> Result<Vec<Probed>, EngineError> {
     let count = positions.len();
     let workers = pool.workers(count);
     let positions = Arc::new(positions);

@@ -1,27 +1,38 @@
-//! The loaded table set: which files were registered, and which were
-//! rejected at start (so a probe that needs one can say why it is missing).
+//! The loaded table sets (standard, atomic, antichess): which files were
+//! registered, and which were rejected at start (so a probe that needs one
+//! can say why it is missing). Every probe goes through here, behind a
+//! panic guard: a prober that panics on a bad table or an odd position
+//! answers one request with an error instead of taking a thread down.
 
 use std::{
     collections::{BTreeSet, HashMap},
     io,
+    panic::{AssertUnwindSafe, catch_unwind},
     path::{Path, PathBuf},
     sync::Arc,
 };
 
-use shakmaty::Chess;
-use shakmaty_syzygy::{Dtz, MaybeRounded, SyzygyError, Tablebase, filesystem::Filesystem};
+use app::{position::to_fen, variant::Variant};
+use shakmaty::{
+    Chess, Color, Move, Position, Role,
+    variant::{Antichess, Atomic, VariantPosition},
+};
+use shakmaty_syzygy::{Dtz, MaybeRounded, Syzygy, SyzygyError, Tablebase, filesystem::Filesystem};
 
 use super::EngineError;
 use crate::store::{
     catalog,
     coverage::MissingChecksums,
-    format::{file_name, table_name},
+    embedded::EmbeddedFilesystem,
+    format::{file_name, variant_table_name},
     inventory,
 };
 
 /// Tables found in one directory, for the start-up log.
 #[derive(Debug, Clone)]
 pub struct LoadedDirectory {
+    /// Whose tables these are (`--tables`, `--atomic` or `--antichess`).
+    pub variant: Variant,
     pub path: PathBuf,
     pub tables: usize,
     pub rejected: usize,
@@ -32,7 +43,12 @@ pub struct LoadedDirectory {
 impl LoadedDirectory {
     /// How complete each piece count is in this directory, e.g. `5-piece:
     /// 28 of 110 tables`; a table counts once both its files are loaded.
+    /// The catalogue is of standard tables; variant directories say whose
+    /// tables they hold.
     pub fn completeness(&self) -> String {
+        if self.variant != Variant::Standard {
+            return format!("{} tables", self.variant);
+        }
         let counts = inventory::completeness(self.files.iter().map(String::as_str));
         if counts.is_empty() {
             return "no standard tables".to_string();
@@ -55,18 +71,49 @@ pub enum LoadError {
     MissingChecksums(#[from] MissingChecksums),
 }
 
+/// One variant's table directories and the filesystem they are read through.
+#[derive(Clone)]
+pub struct TableSet {
+    pub filesystem: Arc<dyn Filesystem>,
+    pub dirs: Vec<PathBuf>,
+}
+
+impl TableSet {
+    /// No tables: every probe that needs one answers "unknown", as
+    /// lila-tablebase does for a variant it was given no directory for.
+    pub fn none() -> TableSet {
+        TableSet {
+            filesystem: Arc::new(EmbeddedFilesystem),
+            dirs: Vec::new(),
+        }
+    }
+}
+
+/// The table sets of the three variants.
+#[derive(Clone)]
+pub struct TableSets {
+    pub standard: TableSet,
+    pub atomic: TableSet,
+    pub antichess: TableSet,
+}
+
 pub struct Tables {
+    /// Standard chess tables.
     pub tablebase: Tablebase<Chess>,
-    /// File name (e.g. `KQvK.rtbz`) → why it was not loaded.
+    pub atomic: Tablebase<Atomic>,
+    pub antichess: Tablebase<Antichess>,
+    /// File name (e.g. `KQvK.rtbz`) → why it was not loaded. The suffixes
+    /// tell the variants apart.
     rejected: HashMap<String, String>,
-    /// Published materials with both files loaded, sorted (e.g. `KRvK`).
+    /// Published standard materials with both files loaded, sorted (e.g. `KRvK`).
     installed: Vec<String>,
 }
 
-/// Published materials with both files loaded from any of the directories.
+/// Published standard materials with both files loaded from any of the directories.
 fn installed(loaded: &[LoadedDirectory]) -> Vec<String> {
     let files: BTreeSet<&str> = loaded
         .iter()
+        .filter(|dir| dir.variant == Variant::Standard)
         .flat_map(|dir| dir.files.iter().map(String::as_str))
         .collect();
     let materials: BTreeSet<&str> = files
@@ -82,49 +129,53 @@ fn installed(loaded: &[LoadedDirectory]) -> Vec<String> {
 }
 
 impl Tables {
-    /// Registers every table file of the directories; files are opened lazily
-    /// on first probe. A damaged file is logged and skipped rather than
-    /// keeping the server from starting.
+    /// Standard tables only, from the directories (the other variants
+    /// have none).
     pub fn load(
         filesystem: Arc<dyn Filesystem>,
         dirs: &[PathBuf],
     ) -> Result<(Tables, Vec<LoadedDirectory>), LoadError> {
+        Tables::load_sets(&TableSets {
+            standard: TableSet {
+                filesystem,
+                dirs: dirs.to_vec(),
+            },
+            atomic: TableSet::none(),
+            antichess: TableSet::none(),
+        })
+    }
+
+    /// Registers every table file of every variant's directories; files are
+    /// opened lazily on first probe. A damaged file is logged and skipped
+    /// rather than keeping the server from starting.
+    pub fn load_sets(sets: &TableSets) -> Result<(Tables, Vec<LoadedDirectory>), LoadError> {
         let mut tables = Tables {
-            tablebase: Tablebase::with_filesystem(Arc::clone(&filesystem)),
+            tablebase: Tablebase::with_filesystem(Arc::clone(&sets.standard.filesystem)),
+            atomic: Tablebase::with_filesystem(Arc::clone(&sets.atomic.filesystem)),
+            antichess: Tablebase::with_filesystem(Arc::clone(&sets.antichess.filesystem)),
             rejected: HashMap::new(),
             installed: Vec::new(),
         };
         let mut loaded = Vec::new();
-        for dir in dirs {
-            let entries = filesystem
-                .read_dir(dir)
-                .map_err(|source| LoadError::Directory {
-                    path: dir.clone(),
-                    source,
-                })?;
-            let mut count = LoadedDirectory {
-                path: dir.clone(),
-                tables: 0,
-                rejected: 0,
-                files: Vec::new(),
-            };
-            for path in entries {
-                match tables.tablebase.add_file(&path) {
-                    Ok(()) => {
-                        count.tables += 1;
-                        count.files.push(file_name(&path));
-                    }
-                    // Not a table file name: README, checksums, ...
-                    Err(err) if err.kind() == io::ErrorKind::InvalidInput => {}
-                    Err(err) => {
-                        count.rejected += 1;
-                        tables.reject(&path, &err);
-                    }
-                }
-            }
-            count.files.sort();
-            loaded.push(count);
-        }
+        let rejected = &mut tables.rejected;
+        loaded.extend(register(
+            &mut tables.tablebase,
+            Variant::Standard,
+            &sets.standard,
+            rejected,
+        )?);
+        loaded.extend(register(
+            &mut tables.atomic,
+            Variant::Atomic,
+            &sets.atomic,
+            rejected,
+        )?);
+        loaded.extend(register(
+            &mut tables.antichess,
+            Variant::Antichess,
+            &sets.antichess,
+            rejected,
+        )?);
         tables.installed = installed(&loaded);
         Ok((tables, loaded))
     }
@@ -135,52 +186,227 @@ impl Tables {
         &self.installed
     }
 
-    /// Logs the path; remembers a reason that names the file only, as it
-    /// goes to clients.
-    fn reject(&mut self, path: &Path, err: &io::Error) {
-        let name = file_name(path);
-        let reason = if err.kind() == io::ErrorKind::InvalidData {
-            format!(
-                "{name} was skipped at start: its size is not that of a Syzygy table (truncated or damaged); replace it"
-            )
-        } else {
-            format!("{name} was skipped at start: {err}")
-        };
-        tracing::warn!(path = %path.display(), "{reason}");
-        self.rejected.insert(name, reason);
+    /// Largest piece count the loaded tables of a variant cover (0: none loaded).
+    pub fn max_pieces(&self, variant: Variant) -> usize {
+        match variant {
+            Variant::Standard => self.tablebase.max_pieces(),
+            Variant::Atomic => self.atomic.max_pieces(),
+            Variant::Antichess => self.antichess.max_pieces(),
+        }
     }
 
     /// The DTZ of a position, or `None` when the loaded tables do not cover
     /// it (answered as "unknown"). A table that exists but cannot be read,
-    /// or that is missing because its file was rejected at start, is an error.
-    pub fn probe_dtz(&self, pos: &Chess) -> Result<Option<MaybeRounded<Dtz>>, EngineError> {
-        match self.tablebase.probe_dtz(pos) {
+    /// or that is missing because its file was rejected at start, is an
+    /// error; so is a prober that panicked.
+    pub fn probe_dtz(
+        &self,
+        pos: &VariantPosition,
+    ) -> Result<Option<MaybeRounded<Dtz>>, EngineError> {
+        let variant = variant_of(pos)?;
+        let probed = guarded(variant, pos, || self.raw_probe_dtz(pos))?;
+        match probed {
             Ok(dtz) => Ok(Some(dtz)),
             Err(SyzygyError::Castling | SyzygyError::TooManyPieces) => Ok(None),
             Err(SyzygyError::MissingTable { metric, material }) => {
-                match self.rejected_error(table_name(&material, metric)) {
+                match self.rejected_error(variant_table_name(variant, &material, metric)) {
                     Some(rejected) => Err(rejected),
                     None => Ok(None),
                 }
             }
-            Err(err) => Err(EngineError::from_syzygy(err)),
+            Err(err) => Err(EngineError::from_syzygy(err, variant)),
+        }
+    }
+
+    /// The DTZ of a position the tables must cover (the mainline's start):
+    /// anything but a value is an error naming why.
+    pub fn require_dtz(&self, pos: &VariantPosition) -> Result<MaybeRounded<Dtz>, EngineError> {
+        let variant = variant_of(pos)?;
+        guarded(variant, pos, || self.raw_probe_dtz(pos))?.map_err(|err| self.explain(err, variant))
+    }
+
+    /// The DTZ-optimal move and the DTZ after it; `None` when the game is over.
+    pub fn best_move(
+        &self,
+        pos: &VariantPosition,
+    ) -> Result<Option<(Move, MaybeRounded<Dtz>)>, EngineError> {
+        let variant = variant_of(pos)?;
+        let best = guarded(variant, pos, || match pos {
+            VariantPosition::Chess(p) => self.tablebase.best_move(p),
+            VariantPosition::Atomic(p) => self.atomic.best_move(p),
+            VariantPosition::Antichess(p) => self.antichess.best_move(p),
+            // variant_of let only the three through.
+            _ => Ok(None),
+        })?;
+        best.map_err(|err| self.explain(err, variant))
+    }
+
+    fn raw_probe_dtz(&self, pos: &VariantPosition) -> Result<MaybeRounded<Dtz>, SyzygyError> {
+        match pos {
+            VariantPosition::Chess(p) => self.tablebase.probe_dtz(p),
+            VariantPosition::Atomic(p) => self.atomic.probe_dtz(p),
+            VariantPosition::Antichess(p) => self.antichess.probe_dtz(p),
+            // variant_of let only the three through.
+            _ => Err(SyzygyError::TooManyPieces),
         }
     }
 
     /// Turns a probe failure into an engine error; a table that is missing
     /// only because its file was rejected at start is an error, not "unknown".
-    pub fn explain(&self, err: SyzygyError) -> EngineError {
+    pub fn explain(&self, err: SyzygyError, variant: Variant) -> EngineError {
         if let SyzygyError::MissingTable { metric, material } = &err
-            && let Some(rejected) = self.rejected_error(table_name(material, *metric))
+            && let Some(rejected) =
+                self.rejected_error(variant_table_name(variant, material, *metric))
         {
             return rejected;
         }
-        EngineError::from_syzygy(err)
+        EngineError::from_syzygy(err, variant)
     }
 
     /// Why a table file was skipped at start, if it was.
     fn rejected_error(&self, table: String) -> Option<EngineError> {
         let reason = self.rejected.get(&table)?.clone();
         Some(EngineError::Table { table, reason })
+    }
+}
+
+/// Registers the table files of one variant's directories with its tablebase.
+fn register<S: Position + Clone + Syzygy>(
+    tablebase: &mut Tablebase<S>,
+    variant: Variant,
+    set: &TableSet,
+    rejected: &mut HashMap<String, String>,
+) -> Result<Vec<LoadedDirectory>, LoadError> {
+    let mut loaded = Vec::new();
+    for dir in &set.dirs {
+        let entries = set
+            .filesystem
+            .read_dir(dir)
+            .map_err(|source| LoadError::Directory {
+                path: dir.clone(),
+                source,
+            })?;
+        let mut count = LoadedDirectory {
+            variant,
+            path: dir.clone(),
+            tables: 0,
+            rejected: 0,
+            files: Vec::new(),
+        };
+        for path in entries {
+            match tablebase.add_file(&path) {
+                Ok(()) => {
+                    count.tables += 1;
+                    count.files.push(file_name(&path));
+                }
+                // Not a table file name (README, checksums), or another
+                // variant's table.
+                Err(err) if err.kind() == io::ErrorKind::InvalidInput => {}
+                Err(err) => {
+                    count.rejected += 1;
+                    reject(rejected, &path, &err);
+                }
+            }
+        }
+        count.files.sort();
+        loaded.push(count);
+    }
+    Ok(loaded)
+}
+
+/// Logs the path; remembers a reason that names the file only, as it
+/// goes to clients.
+fn reject(rejected: &mut HashMap<String, String>, path: &Path, err: &io::Error) {
+    let name = file_name(path);
+    let reason = if err.kind() == io::ErrorKind::InvalidData {
+        format!(
+            "{name} was skipped at start: its size is not that of a Syzygy table (truncated or damaged); replace it"
+        )
+    } else {
+        format!("{name} was skipped at start: {err}")
+    };
+    tracing::warn!(path = %path.display(), "{reason}");
+    rejected.insert(name, reason);
+}
+
+/// Which of our three variants a position is under.
+fn variant_of(pos: &VariantPosition) -> Result<Variant, EngineError> {
+    Variant::of(pos).ok_or_else(|| {
+        EngineError::Internal(format!("no tables for the variant {}", pos.variant()))
+    })
+}
+
+/// Runs a probe, turning a panic in the prober (a misnamed or damaged table
+/// it trusts, an input it does not expect) into an error naming the
+/// position and its material. The table caches stay usable: a table whose
+/// opening panicked is simply not cached.
+fn guarded<T>(
+    variant: Variant,
+    pos: &VariantPosition,
+    probe: impl FnOnce() -> T,
+) -> Result<T, EngineError> {
+    catch_unwind(AssertUnwindSafe(probe)).map_err(|payload| {
+        let err = EngineError::ProbePanicked {
+            variant,
+            fen: to_fen(pos),
+            material: material_name(pos),
+            message: panic_message(payload.as_ref()),
+        };
+        tracing::error!("{err}");
+        err
+    })
+}
+
+/// The panic's message, when it is text (as `panic!` and `assert!` make it).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        return (*text).to_string();
+    }
+    if let Some(text) = payload.downcast_ref::<String>() {
+        return text.clone();
+    }
+    "no message".to_string()
+}
+
+/// The material as Syzygy names its tables, white first (`KQvK`).
+fn material_name(pos: &VariantPosition) -> String {
+    let board = pos.board();
+    let side = |color: Color| -> String {
+        [
+            Role::King,
+            Role::Queen,
+            Role::Rook,
+            Role::Bishop,
+            Role::Knight,
+            Role::Pawn,
+        ]
+        .iter()
+        .flat_map(|&role| {
+            let count = board.by_piece(role.of(color)).count();
+            std::iter::repeat_n(role.upper_char(), count)
+        })
+        .collect()
+    };
+    format!("{}v{}", side(Color::White), side(Color::Black))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_probe_becomes_an_error_naming_position_and_material() {
+        let pos =
+            app::variant::parse_variant_fen(Variant::Antichess, "8/8/8/8/8/8/1KK5/7n w - - 0 1")
+                .expect("legal");
+        let err = guarded(Variant::Antichess, &pos, || -> u32 {
+            panic!("assertion failed: key == material")
+        })
+        .expect_err("caught");
+        let text = err.to_string();
+        assert!(text.contains("antichess"), "{text}");
+        assert!(text.contains("8/8/8/8/8/8/1KK5/7n w - - 0 1"), "{text}");
+        assert!(text.contains("KKvN"), "{text}");
+        assert!(text.contains("key == material"), "{text}");
     }
 }

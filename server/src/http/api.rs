@@ -1,28 +1,53 @@
-//! `GET /standard` and `GET /standard/mainline`, as the lichess tablebase API.
+//! `GET /{variant}` and `GET /{variant}/mainline` for standard, atomic and
+//! antichess, as the lichess tablebase API.
 
 use std::collections::HashMap;
 
-use app::position::{FenError, parse_fen};
+use app::{
+    position::FenError,
+    variant::{Variant, parse_variant_fen},
+};
 use axum::{
-    Json,
+    Json, Router,
     extract::{Query, State},
     http::{HeaderMap, HeaderValue, header},
     response::{IntoResponse, Response},
+    routing::get,
 };
 use serde::Serialize;
-use shakmaty::Chess;
+use shakmaty::variant::VariantPosition;
 
 use super::{AppState, error::HttpError, metrics};
 use crate::engine::EngineError;
 
 const CBOR: &str = "application/cbor";
 
-pub async fn standard(
+/// The two routes of every variant: `/standard`, `/atomic/mainline`, ...
+/// (fixed paths rather than lila's `/{variant}` capture, so they never
+/// shadow the page's own paths).
+pub fn routes() -> Router<AppState> {
+    let mut router = Router::new();
+    for variant in Variant::ALL {
+        router = router
+            .route(
+                variant.api_path(),
+                get(move |state, query, headers| probe(variant, state, query, headers)),
+            )
+            .route(
+                variant.mainline_path(),
+                get(move |state, query, headers| mainline(variant, state, query, headers)),
+            );
+    }
+    router
+}
+
+pub async fn probe(
+    variant: Variant,
     State(state): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
-    let pos = position(&query)?;
+    let pos = position(variant, &query)?;
     let (answer, reads) = metrics::counting_reads(state.engine.probe(pos)).await;
     let mut response = negotiate(&headers, answer?.as_ref());
     response.headers_mut().insert(metrics::PROBE_READS, reads);
@@ -30,20 +55,26 @@ pub async fn standard(
 }
 
 pub async fn mainline(
+    variant: Variant,
     State(state): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
-    let pos = position(&query)?;
+    let pos = position(variant, &query)?;
     let (answer, reads) = metrics::counting_reads(state.engine.mainline(pos)).await;
     let mut response = negotiate(&headers, answer?.as_ref());
     response.headers_mut().insert(metrics::PROBE_READS, reads);
     Ok(response)
 }
 
-fn position(query: &HashMap<String, String>) -> Result<Chess, FenError> {
+/// The `fen` parameter under the variant's rules (400 when it is missing,
+/// malformed or illegal there).
+fn position(
+    variant: Variant,
+    query: &HashMap<String, String>,
+) -> Result<VariantPosition, FenError> {
     let fen = query.get("fen").ok_or(FenError::Missing)?;
-    parse_fen(fen)
+    parse_variant_fen(variant, fen)
 }
 
 /// JSON unless the client asks for CBOR.

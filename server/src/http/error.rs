@@ -31,9 +31,11 @@ impl HttpError {
             HttpError::Engine(
                 EngineError::Overloaded(_) | EngineError::TooManyOpenFiles { .. },
             ) => StatusCode::SERVICE_UNAVAILABLE,
-            HttpError::Engine(EngineError::Table { .. } | EngineError::Internal(_)) => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
+            HttpError::Engine(
+                EngineError::Table { .. }
+                | EngineError::ProbePanicked { .. }
+                | EngineError::Internal(_),
+            ) => StatusCode::INTERNAL_SERVER_ERROR,
             HttpError::Deadline(_) => StatusCode::GATEWAY_TIMEOUT,
         }
     }

@@ -61,10 +61,7 @@ impl FromRef<AppState> for LeptosOptions {
 
 /// All routes: the API (open to other origins, as lichess's is) and the page.
 pub fn router(state: AppState) -> Router {
-    let api = Router::new()
-        .route("/standard", get(api::standard))
-        .route("/standard/mainline", get(api::mainline))
-        .layer(CorsLayer::permissive());
+    let api = api::routes().layer(CorsLayer::permissive());
     let api = api
         .route("/metrics", get(metrics::metrics))
         .route("/tables", get(tables::tables));

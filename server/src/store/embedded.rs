@@ -1,7 +1,10 @@
-//! The 3- and 4-piece tables compiled into the binary.
+//! The 3- and 4-piece tables compiled into the binary: standard (`tables/`)
+//! and atomic (`tables-atomic/`).
 //!
-//! About 4 MB: small enough to carry, and enough for a fresh clone to answer
-//! every 3- and 4-piece position without any configuration.
+//! About 4 MB each: small enough to carry, and enough for a fresh clone to
+//! answer every 3- and 4-piece standard and atomic position without any
+//! configuration. Antichess has no embedded tables: its smallest useful set
+//! (2-4 pieces) is over 100 MB.
 
 use std::{
     io,
@@ -12,19 +15,28 @@ use include_dir::{Dir, include_dir};
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 static TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables");
+static ATOMIC_TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables-atomic");
 
-/// The directory name under which the embedded tables appear.
+/// The directory name under which the embedded standard tables appear.
 pub const EMBEDDED_DIR: &str = "<embedded>";
+/// The directory name under which the embedded atomic tables appear.
+pub const EMBEDDED_ATOMIC_DIR: &str = "<embedded>/atomic";
+
+/// The embedded directory a path names, and the file name within it.
+fn directory_of(path: &Path) -> Option<(&'static Dir<'static>, &Path)> {
+    if let Ok(name) = path.strip_prefix(EMBEDDED_ATOMIC_DIR) {
+        return Some((&ATOMIC_TABLES, name));
+    }
+    let name = path.strip_prefix(EMBEDDED_DIR).ok()?;
+    Some((&TABLES, name))
+}
 
 #[derive(Debug, Default, Clone, Copy)]
 pub struct EmbeddedFilesystem;
 
 fn lookup(path: &Path) -> io::Result<&'static [u8]> {
-    let name = path
-        .strip_prefix(EMBEDDED_DIR)
-        .map_err(|_| io::Error::from(io::ErrorKind::NotFound))?;
-    TABLES
-        .get_file(name)
+    let (dir, name) = directory_of(path).ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+    dir.get_file(name)
         .map(|file| file.contents())
         .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
 }
@@ -35,13 +47,11 @@ impl Filesystem for EmbeddedFilesystem {
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        if path != Path::new(EMBEDDED_DIR) {
-            return Err(io::Error::from(io::ErrorKind::NotFound));
-        }
-        Ok(TABLES
-            .files()
-            .map(|file| Path::new(EMBEDDED_DIR).join(file.path()))
-            .collect())
+        let dir = match directory_of(path) {
+            Some((dir, rest)) if rest.as_os_str().is_empty() => dir,
+            _ => return Err(io::Error::from(io::ErrorKind::NotFound)),
+        };
+        Ok(dir.files().map(|file| path.join(file.path())).collect())
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {

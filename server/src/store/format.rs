@@ -22,6 +22,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use app::variant::Variant;
 use shakmaty_syzygy::Metric;
 
 /// Which of the two table kinds a file is.
@@ -120,6 +121,45 @@ pub fn extension(metric: Metric) -> &'static str {
 /// The file name of a standard table, e.g. `KQvK.rtbz`.
 pub fn table_name(material: impl std::fmt::Display, metric: Metric) -> String {
     format!("{material}.{}", extension(metric))
+}
+
+/// The extension of a variant's table of the metric; antichess tables
+/// without pawns use the suicide suffixes (`.stbw`), as published.
+pub fn variant_extension(variant: Variant, metric: Metric, has_pawns: bool) -> &'static str {
+    match (variant, metric) {
+        (Variant::Standard, _) => extension(metric),
+        (Variant::Atomic, Metric::Wdl) => "atbw",
+        (Variant::Atomic, Metric::Dtz) => "atbz",
+        (Variant::Antichess, Metric::Wdl) if has_pawns => "gtbw",
+        (Variant::Antichess, Metric::Dtz) if has_pawns => "gtbz",
+        (Variant::Antichess, Metric::Wdl) => "stbw",
+        (Variant::Antichess, Metric::Dtz) => "stbz",
+    }
+}
+
+/// The file name of a variant's table, e.g. `KQvK.atbz` or `BBvK.stbw`.
+pub fn variant_table_name(
+    variant: Variant,
+    material: impl std::fmt::Display,
+    metric: Metric,
+) -> String {
+    let material = material.to_string();
+    let has_pawns = material.contains('P');
+    format!(
+        "{material}.{}",
+        variant_extension(variant, metric, has_pawns)
+    )
+}
+
+/// Which variant's tables a file name is for, by its suffix.
+pub fn variant_of_name(name: &str) -> Option<Variant> {
+    let (_, ext) = name.rsplit_once('.')?;
+    match ext {
+        "rtbw" | "rtbz" => Some(Variant::Standard),
+        "atbw" | "atbz" => Some(Variant::Atomic),
+        "gtbw" | "gtbz" | "stbw" | "stbz" => Some(Variant::Antichess),
+        _ => None,
+    }
 }
 
 /// A table file's name, as errors and metrics name it.
@@ -711,6 +751,22 @@ mod tests {
     #[test]
     fn reads_table_names() {
         assert!(is_table_name("KQvKR.rtbw"));
+        assert!(is_table_name("BBvK.stbz") && is_table_name("KPvK.gtbw"));
+        assert_eq!(variant_of_name("KQvK.atbw"), Some(Variant::Atomic));
+        assert_eq!(variant_of_name("KPvK.gtbz"), Some(Variant::Antichess));
+        assert_eq!(variant_of_name("KQvK.rtbw"), Some(Variant::Standard));
+        assert_eq!(
+            variant_table_name(Variant::Antichess, "KPvK", Metric::Dtz),
+            "KPvK.gtbz"
+        );
+        assert_eq!(
+            variant_table_name(Variant::Antichess, "BBvK", Metric::Wdl),
+            "BBvK.stbw"
+        );
+        assert_eq!(
+            variant_table_name(Variant::Atomic, "KQvK", Metric::Wdl),
+            "KQvK.atbw"
+        );
         assert!(is_table_name("KPvKP.stbz"));
         assert!(!is_table_name("README.txt"));
         assert!(!is_table_name("KQvKR.rtbw.tmp"));

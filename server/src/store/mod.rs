@@ -10,7 +10,8 @@
 //! failed its checksum are refused for a while (`quarantine`); `coverage`
 //! says at start which tables are served without checksums; `catalog`
 //! holds the published name, size and sha256 of every table and which
-//! tables its captures and promotions lead to; `published` checks whole
+//! tables its captures and promotions lead to; `variant_digests` the md5 of
+//! every published atomic and antichess table; `published` checks whole
 //! files against those digests.
 
 pub mod catalog;
@@ -26,6 +27,7 @@ pub mod pread;
 pub mod published;
 pub mod quarantine;
 pub mod tier;
+pub mod variant_digests;
 pub mod verified_cache;
 
 use std::{path::PathBuf, sync::Arc};

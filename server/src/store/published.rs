@@ -1,6 +1,7 @@
-//! Whole table files checked against their published sha256 (the digests
-//! are in `catalog`, shipped with the program): `verify`, the scrub, `tier
-//! build`.
+//! Whole table files checked against their published digests, shipped
+//! with the program: sha256 for standard tables (`catalog`), md5 for atomic
+//! and antichess ones (`variant_digests`, the only digests published for
+//! them). Used by `verify`, the scrub and `tier build`.
 
 use std::{
     collections::BTreeSet,
@@ -9,27 +10,78 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use md5::{Digest as _, Md5};
 use sha2::{Digest, Sha256};
 
 use super::{
-    catalog::{names, piece_count, sha256},
-    format::{file_name, table_files},
+    catalog::{self, piece_count, sha256},
+    format::{file_name, table_files, variant_of_name},
     tier::build::progress_bar,
+    variant_digests,
 };
 
-/// A file whose sha256 is not the published one.
+/// The digest a table file is published with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublishedDigest {
+    /// Standard tables: sha256, lowercase hex.
+    Sha256(&'static str),
+    /// Atomic and antichess tables: md5, lowercase hex.
+    Md5(&'static str),
+}
+
+impl PublishedDigest {
+    /// The published digest of a file name, of whichever variant.
+    pub fn of(name: &str) -> Option<PublishedDigest> {
+        sha256(name)
+            .map(PublishedDigest::Sha256)
+            .or_else(|| variant_digests::md5(name).map(PublishedDigest::Md5))
+    }
+
+    /// The algorithm's name, as messages print it.
+    pub fn algorithm(self) -> &'static str {
+        match self {
+            PublishedDigest::Sha256(_) => "sha256",
+            PublishedDigest::Md5(_) => "md5",
+        }
+    }
+
+    pub fn hex(self) -> &'static str {
+        match self {
+            PublishedDigest::Sha256(hex) | PublishedDigest::Md5(hex) => hex,
+        }
+    }
+}
+
+/// A file whose digest is not the published one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
+    /// `sha256` or `md5`.
+    pub algorithm: &'static str,
     pub got: String,
     pub published: &'static str,
 }
 
 /// Compares a table's sha256 with the published one; a name without a
-/// published digest passes (tables of other sets).
+/// published sha256 passes (tables of other sets, variant tables: see
+/// [`check_md5`]).
 pub fn check_digest(table: &str, sha256_hex: &str) -> Result<(), Mismatch> {
     match sha256(table) {
         Some(published) if published != sha256_hex => Err(Mismatch {
+            algorithm: "sha256",
             got: sha256_hex.to_string(),
+            published,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Compares a variant table's md5 with the published one; a name without
+/// a published md5 passes.
+pub fn check_md5(table: &str, md5_hex: &str) -> Result<(), Mismatch> {
+    match variant_digests::md5(table) {
+        Some(published) if published != md5_hex => Err(Mismatch {
+            algorithm: "md5",
+            got: md5_hex.to_string(),
             published,
         }),
         _ => Ok(()),
@@ -42,7 +94,8 @@ pub enum CheckError {
     #[error("not a published table name")]
     NotPublished,
     #[error(
-        "sha256 {} differs from the published {}: the file is damaged; replace it",
+        "{} {} differs from the published {}: the file is damaged; replace it",
+        .0.algorithm,
         .0.got,
         .0.published
     )]
@@ -55,11 +108,34 @@ pub enum CheckError {
 /// each chunk's size (the scrub throttles there).
 pub fn check_file(path: &Path, progress: impl FnMut(usize)) -> Result<(), CheckError> {
     let name = file_name(path);
-    if sha256(&name).is_none() {
-        return Err(CheckError::NotPublished);
+    match PublishedDigest::of(&name) {
+        None => Err(CheckError::NotPublished),
+        Some(PublishedDigest::Sha256(_)) => {
+            let digest = sha256_file(path, progress)?;
+            check_digest(&name, &digest).map_err(CheckError::Damaged)
+        }
+        Some(PublishedDigest::Md5(_)) => {
+            let digest = md5_file(path, progress)?;
+            check_md5(&name, &digest).map_err(CheckError::Damaged)
+        }
     }
-    let digest = sha256_file(path, progress)?;
-    check_digest(&name, &digest).map_err(CheckError::Damaged)
+}
+
+/// md5 of a file, calling `progress` with each chunk's size.
+pub fn md5_file(path: &Path, mut progress: impl FnMut(usize)) -> io::Result<String> {
+    let mut file = File::open(path)?;
+    let mut md5 = Md5::new();
+    let mut buf = vec![0u8; 1 << 20];
+    read_chunks(&mut file, &mut buf, |bytes| {
+        md5.update(bytes);
+        progress(bytes.len());
+    })?;
+    Ok(hex(&md5.finalize()))
+}
+
+/// Bytes as lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// sha256 of a file, calling `progress` with each chunk's size.
@@ -135,7 +211,7 @@ pub fn check_dirs(dirs: &[PathBuf], progress: bool) -> Findings {
         let name = file_name(path);
         bar.set_message(format!("{}/{} {name}", i + 1, files.len()));
         present.insert(name.clone());
-        if sha256(&name).is_none() {
+        if PublishedDigest::of(&name).is_none() {
             findings.extra.push(name);
             bar.inc(sizes[i]);
             continue;
@@ -149,9 +225,15 @@ pub fn check_dirs(dirs: &[PathBuf], progress: bool) -> Findings {
         }
     }
     bar.finish_and_clear();
-    let counts: BTreeSet<usize> = present.iter().map(|n| piece_count(n)).collect();
-    let mut missing: Vec<String> = names()
-        .filter(|n| counts.contains(&piece_count(n)) && !present.contains(*n))
+    // Missing: published files of a variant and piece count the
+    // directories hold some of.
+    let counts: BTreeSet<_> = present
+        .iter()
+        .map(|n| (variant_of_name(n), piece_count(n)))
+        .collect();
+    let mut missing: Vec<String> = catalog::names()
+        .chain(variant_digests::names())
+        .filter(|n| counts.contains(&(variant_of_name(n), piece_count(n))) && !present.contains(*n))
         .map(str::to_string)
         .collect();
     missing.sort();

@@ -35,13 +35,32 @@ pub fn shared_tables_and(file: &str) -> Option<(PathBuf, PathBuf)> {
     Some((dir, file))
 }
 
-/// Paths in `shared/` beside the checkout (CI has it, a fresh clone does not).
-fn shared<const N: usize>(relative: [&str; N]) -> Option<[PathBuf; N]> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+/// A directory of `shared/` beside the checkout (e.g. `syzygy/antichess`),
+/// if present; otherwise one `SKIPPED:` line says what did not run.
+pub fn shared_dir(relative: &str, what_did_not_run: &str) -> Option<PathBuf> {
+    let path = shared_root().join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    skipped(&format!(
+        "{} not found; {what_did_not_run} did not run",
+        path.display()
+    ));
+    None
+}
+
+/// `shared/` beside the checkout.
+fn shared_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
         .nth(2)
         .expect("the checkout has a parent")
-        .join("shared");
+        .join("shared")
+}
+
+/// Paths in `shared/` beside the checkout (CI has it, a fresh clone does not).
+fn shared<const N: usize>(relative: [&str; N]) -> Option<[PathBuf; N]> {
+    let root = shared_root();
     let paths = relative.map(|path| root.join(path));
     let missing: Vec<String> = paths
         .iter()

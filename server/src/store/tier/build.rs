@@ -15,6 +15,7 @@ use std::{
 };
 
 use indicatif::{ProgressBar, ProgressStyle};
+use md5::Md5;
 use sha2::{Digest, Sha256};
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -308,12 +309,20 @@ fn build_one(
     } else {
         0
     };
-    let pass = read_table(path, keep, options.block_size, bar)?;
+    let published_md5 = matches!(
+        published::PublishedDigest::of(table),
+        Some(published::PublishedDigest::Md5(_))
+    );
+    let pass = read_table(path, keep, options.block_size, published_md5, bar)?;
     let sha256 = pass.sha256;
-    if let Err(mismatch) = published::check_digest(table, &sha256) {
+    let checked = match &pass.md5 {
+        Some(md5) => published::check_md5(table, md5),
+        None => published::check_digest(table, &sha256),
+    };
+    if let Err(mismatch) = checked {
         return Err(format!(
-            "does not match the published sha256 (got {}, published {}): the table is damaged; replace it before building the tier",
-            mismatch.got, mismatch.published
+            "does not match the published {} (got {}, published {}): the table is damaged; replace it before building the tier",
+            mismatch.algorithm, mismatch.got, mismatch.published
         ));
     }
     let manifest = Manifest {
@@ -344,6 +353,9 @@ struct TablePass {
     sums: Vec<u64>,
     /// sha256 of the whole file, hex.
     sha256: String,
+    /// md5 of the whole file, hex, when asked for (atomic and antichess
+    /// tables are published with md5 only).
+    md5: Option<String>,
 }
 
 /// Reads a table once, start to end: its first `keep` bytes, a checksum
@@ -353,6 +365,7 @@ fn read_table(
     path: &Path,
     keep: u64,
     block_size: u32,
+    with_md5: bool,
     bar: &ProgressBar,
 ) -> Result<TablePass, String> {
     let read_err = |err: io::Error| format!("cannot read {}: {err}", path.display());
@@ -362,10 +375,14 @@ fn read_table(
     let mut prefix = Vec::with_capacity(keep as usize);
     let mut sums = Vec::with_capacity(BlockSums::blocks_for(before.len(), block_size) as usize);
     let mut sha = Sha256::new();
+    let mut md5 = with_md5.then(<Md5 as md5::Digest>::new);
     // A whole number of blocks per chunk, so each block is hashed from one buffer.
     let mut chunk = vec![0u8; (1usize << 20).div_ceil(block) * block];
     let read = published::read_chunks(&mut file, &mut chunk, |bytes| {
         sha.update(bytes);
+        if let Some(md5) = md5.as_mut() {
+            md5::Digest::update(md5, bytes);
+        }
         sums.extend(bytes.chunks(block).map(block_sum));
         if (prefix.len() as u64) < keep {
             let take = ((keep - prefix.len() as u64) as usize).min(bytes.len());
@@ -387,6 +404,7 @@ fn read_table(
         prefix,
         sums,
         sha256: format!("{:x}", sha.finalize()),
+        md5: md5.map(|md5| published::hex(&md5::Digest::finalize(md5))),
     })
 }
 
