@@ -9,6 +9,7 @@ pub mod mainline;
 pub mod order;
 pub mod pool;
 pub mod probe;
+pub mod table_set;
 pub mod tables;
 
 use std::{path::PathBuf, sync::Arc};
@@ -23,6 +24,7 @@ use pool::ProbePool;
 pub use answer_cache::{AnswerCache, CacheStats};
 pub use error::EngineError;
 pub use load_shedding::LoadShedding;
+pub use table_set::TableSet;
 pub use tables::{LoadError, LoadedDirectory, Tables};
 
 use crate::store::{
@@ -120,6 +122,11 @@ impl Engine {
     /// .rtbw and .rtbz were both loaded from the table directories.
     pub fn installed_tables(&self) -> Vec<String> {
         self.pool.tables().installed().to_vec()
+    }
+
+    /// The table set answers come from, named by a digest of its files.
+    pub fn table_set(&self) -> &TableSet {
+        self.pool.tables().table_set()
     }
 
     /// Largest piece count any loaded table covers.

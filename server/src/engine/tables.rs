@@ -11,7 +11,7 @@ use std::{
 use shakmaty::Chess;
 use shakmaty_syzygy::{Dtz, MaybeRounded, SyzygyError, Tablebase, filesystem::Filesystem};
 
-use super::EngineError;
+use super::{EngineError, table_set::TableSet};
 use crate::store::{
     catalog,
     coverage::MissingChecksums,
@@ -61,6 +61,8 @@ pub struct Tables {
     rejected: HashMap<String, String>,
     /// Published materials with both files loaded, sorted (e.g. `KRvK`).
     installed: Vec<String>,
+    /// The digest of the loaded files, naming this set to clients.
+    table_set: TableSet,
 }
 
 /// Published materials with both files loaded from any of the directories.
@@ -93,8 +95,10 @@ impl Tables {
             tablebase: Tablebase::with_filesystem(Arc::clone(&filesystem)),
             rejected: HashMap::new(),
             installed: Vec::new(),
+            table_set: TableSet::of([]),
         };
         let mut loaded = Vec::new();
+        let mut sized = Vec::new();
         for dir in dirs {
             let entries = filesystem
                 .read_dir(dir)
@@ -113,6 +117,11 @@ impl Tables {
                     Ok(()) => {
                         count.tables += 1;
                         count.files.push(file_name(&path));
+                        // add_file has just read the size; a file that
+                        // vanished since counts as empty, which still
+                        // changes the digest.
+                        let size = filesystem.regular_file_size(&path).unwrap_or(0);
+                        sized.push((file_name(&path), size));
                     }
                     // Not a table file name: README, checksums, ...
                     Err(err) if err.kind() == io::ErrorKind::InvalidInput => {}
@@ -126,6 +135,7 @@ impl Tables {
             loaded.push(count);
         }
         tables.installed = installed(&loaded);
+        tables.table_set = TableSet::of(sized);
         Ok((tables, loaded))
     }
 
@@ -133,6 +143,11 @@ impl Tables {
     /// material (`KRvK`), for the page to say which are installed.
     pub fn installed(&self) -> &[String] {
         &self.installed
+    }
+
+    /// Which table set this is (a digest of the loaded files).
+    pub fn table_set(&self) -> &TableSet {
+        &self.table_set
     }
 
     /// Logs the path; remembers a reason that names the file only, as it

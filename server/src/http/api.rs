@@ -12,7 +12,7 @@ use axum::{
 use serde::Serialize;
 use shakmaty::Chess;
 
-use super::{AppState, error::HttpError, metrics};
+use super::{AppState, error::HttpError, metrics, table_set::Validator};
 use crate::engine::EngineError;
 
 const CBOR: &str = "application/cbor";
@@ -23,9 +23,14 @@ pub async fn standard(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let pos = position(&query)?;
+    let validator = validator(&state, "/standard", &pos, &headers);
+    if validator.matches(&headers) {
+        return Ok(validator.not_modified());
+    }
     let (answer, reads) = metrics::counting_reads(state.engine.probe(pos)).await;
     let mut response = negotiate(&headers, answer?.as_ref());
     response.headers_mut().insert(metrics::PROBE_READS, reads);
+    validator.stamp(response.headers_mut());
     Ok(response)
 }
 
@@ -35,9 +40,14 @@ pub async fn mainline(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let pos = position(&query)?;
+    let validator = validator(&state, "/standard/mainline", &pos, &headers);
+    if validator.matches(&headers) {
+        return Ok(validator.not_modified());
+    }
     let (answer, reads) = metrics::counting_reads(state.engine.mainline(pos)).await;
     let mut response = negotiate(&headers, answer?.as_ref());
     response.headers_mut().insert(metrics::PROBE_READS, reads);
+    validator.stamp(response.headers_mut());
     Ok(response)
 }
 
@@ -46,13 +56,23 @@ fn position(query: &HashMap<String, String>) -> Result<Chess, FenError> {
     parse_fen(fen)
 }
 
-/// JSON unless the client asks for CBOR.
-fn negotiate<T: Serialize>(headers: &HeaderMap, body: &T) -> Response {
-    let wants_cbor = headers
+/// The ETag of this request's answer: a conditional request is answered
+/// before probing, since the answer cannot have changed with the tables.
+fn validator(state: &AppState, route: &str, pos: &Chess, headers: &HeaderMap) -> Validator {
+    let format = if wants_cbor(headers) { "cbor" } else { "json" };
+    Validator::new(state.engine.table_set(), route, pos, format)
+}
+
+fn wants_cbor(headers: &HeaderMap) -> bool {
+    headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains(CBOR));
-    if !wants_cbor {
+        .is_some_and(|accept| accept.contains(CBOR))
+}
+
+/// JSON unless the client asks for CBOR.
+fn negotiate<T: Serialize>(headers: &HeaderMap, body: &T) -> Response {
+    if !wants_cbor(headers) {
         return Json(body).into_response();
     }
     let mut bytes = Vec::new();
