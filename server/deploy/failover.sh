@@ -13,7 +13,8 @@
 #   TABLES         table directory for the replicas (default: embedded 3-4)
 #   CLIENTS=12     parallel clients of `zugzwang bench replay`
 #   BEFORE=5000    requests replayed before the kill
-#   DOWN_SECONDS=6 how long the failure phase replays; the kill comes 1 s in
+#   DOWN_SECONDS=6 how long the failure phase replays; the kill comes 0.5 s
+#                  in, the restart (ready to serve) after the phase
 #   BASE_PORT=3101 replicas on BASE_PORT..BASE_PORT+2; NGINX_PORT=8081
 #   KEEP=1         keep the scratch directory (results, logs) and print it
 #
@@ -179,11 +180,13 @@ replay() {
 }
 
 # One whole run: fresh replicas and nginx, the log in three phases (before,
-# with one replica killed 1 s into the phase, after its restart). Sets
+# with one replica killed 0.5 s into the phase and restarted once it ends,
+# after its restart). Sets
 # hit_rate: the share of requests the response caches answered, in percent.
 # (Not printed for a $(...): a subshell would hide its processes from the
 # cleanup.)
 hit_rate=""
+declare -A down_for=()
 run() {
     local balance=$1
     local out="$work/$balance"
@@ -200,13 +203,15 @@ run() {
     local victim_port=${ports[$victim]}
     replay "$((sent + 1))" "$out-failure" --duration "$down_seconds" &
     local replay_pid=$!
-    sleep 1
-    local lost line
+    sleep 0.5
+    local lost line killed
     lost=$(cache_counters "$victim_port")
+    killed=$EPOCHREALTIME
     kill -KILL "${replica_pid[$victim_port]}"
     wait "${replica_pid[$victim_port]}" 2>/dev/null || true
     wait "$replay_pid"
     start_replica "$victim_port" "$balance"
+    down_for[$balance]=$(awk -v a="$killed" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
     sent=$((sent + $(rows "$out-failure.tsv")))
 
     replay "$((sent + 1))" "$out-after"
@@ -235,7 +240,7 @@ rr_hits=$hit_rate
 for balance in hash round_robin; do
     out="$work/$balance"
     echo "$balance: before $(rows "$out-before.tsv") requests p99 $(p99 "$out-before.tsv") ms;" \
-        "replica down $((down_seconds - 1)) s: $(rows "$out-failure.tsv") requests p99 $(p99 "$out-failure.tsv") ms;" \
+        "failure (replica down ${down_for[$balance]} s): $(rows "$out-failure.tsv") requests p99 $(p99 "$out-failure.tsv") ms;" \
         "after restart $(rows "$out-after.tsv") requests p99 $(p99 "$out-after.tsv") ms;" \
         "failed $(failed "$out"-*.tsv)"
 done
