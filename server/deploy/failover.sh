@@ -12,9 +12,10 @@
 #                  else the excerpt in server/tests/fixtures)
 #   TABLES         table directory for the replicas (default: embedded 3-4)
 #   CLIENTS=12     parallel clients of `zugzwang bench replay`
-#   BEFORE=5000    requests replayed before the kill
-#   DOWN_SECONDS=6 how long the failure phase replays; the kill comes 0.5 s
-#                  in, the restart (ready to serve) after the phase
+#   BEFORE=5000    requests replayed before the failure phase
+#   DURING=10000   requests of the failure phase: one replica is killed
+#                  0.5 s into it and restarted (ready to serve) after it;
+#                  the rest of the log is replayed after the restart
 #   BASE_PORT=3101 replicas on BASE_PORT..BASE_PORT+2; NGINX_PORT=8081
 #   KEEP=1         keep the scratch directory (results, logs) and print it
 #
@@ -26,7 +27,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 clients=${CLIENTS:-12}
 before=${BEFORE:-5000}
-down_seconds=${DOWN_SECONDS:-6}
+during=${DURING:-10000}
 base_port=${BASE_PORT:-3101}
 nginx_port=${NGINX_PORT:-8081}
 ports=("$base_port" "$((base_port + 1))" "$((base_port + 2))")
@@ -174,19 +175,27 @@ replay() {
     local from=$1 out=$2
     shift 2
     tail -n "+$from" "$log" >"$out.log"
+    if [ ! -s "$out.log" ]; then
+        printf 'fen\tms\tstatus\tphase\n' >"$out.tsv" # the log ran out: nothing to replay
+        return
+    fi
     "$bin" bench replay --endpoint "http://127.0.0.1:$nginx_port/standard" \
         --log "$out.log" --clients "$clients" --timeout 30 --out "$out.tsv" "$@" \
-        >"$out.summary" 2>"$out.err"
+        >"$out.summary" 2>"$out.err" || {
+        say "bench replay failed: $(cat "$out.err")"
+        exit 1
+    }
 }
 
 # One whole run: fresh replicas and nginx, the log in three phases (before,
 # with one replica killed 0.5 s into the phase and restarted once it ends,
-# after its restart). Sets
-# hit_rate: the share of requests the response caches answered, in percent.
-# (Not printed for a $(...): a subshell would hide its processes from the
+# after its restart). Sets hit_rate: the share of requests the response
+# caches spared a probe (answered from the cache, or coalesced with an
+# identical request in flight), in percent, and cache_counts. (Globals, not
+# printed for a $(...): a subshell would hide its processes from the
 # cleanup.)
 hit_rate=""
-declare -A down_for=()
+declare -A down_for=() cache_counts=()
 run() {
     local balance=$1
     local out="$work/$balance"
@@ -201,7 +210,7 @@ run() {
     sent=$(rows "$out-before.tsv")
 
     local victim_port=${ports[$victim]}
-    replay "$((sent + 1))" "$out-failure" --duration "$down_seconds" &
+    replay "$((sent + 1))" "$out-failure" --max-requests "$during" &
     local replay_pid=$!
     sleep 0.5
     local lost line killed
@@ -217,17 +226,20 @@ run() {
     replay "$((sent + 1))" "$out-after"
 
     # The killed replica's counts up to the kill, and everyone's now.
-    local counts=("$lost") hits=0 total=0 h m c
+    local counts=("$lost") hits=0 misses=0 coalesced=0 h m c
     for port in "${ports[@]}"; do
         counts+=("$(cache_counters "$port")")
     done
     for line in "${counts[@]}"; do
         read -r h m c <<<"$line"
         hits=$((hits + h))
-        total=$((total + h + m + c))
+        misses=$((misses + m))
+        coalesced=$((coalesced + c))
     done
     stop_all
-    hit_rate=$(awk -v h="$hits" -v t="$total" 'BEGIN { printf "%.1f", t ? 100 * h / t : 0 }')
+    cache_counts[$balance]="$hits from the cache, $coalesced coalesced, $misses computed"
+    hit_rate=$(awk -v s="$((hits + coalesced))" -v t="$((hits + misses + coalesced))" \
+        'BEGIN { printf "%.1f", t ? 100 * s / t : 0 }')
 }
 
 say "binary $bin, log $log ($(wc -l <"$log") lines), $clients clients"
@@ -242,7 +254,7 @@ for balance in hash round_robin; do
     echo "$balance: before $(rows "$out-before.tsv") requests p99 $(p99 "$out-before.tsv") ms;" \
         "failure (replica down ${down_for[$balance]} s): $(rows "$out-failure.tsv") requests p99 $(p99 "$out-failure.tsv") ms;" \
         "after restart $(rows "$out-after.tsv") requests p99 $(p99 "$out-after.tsv") ms;" \
-        "failed $(failed "$out"-*.tsv)"
+        "failed $(failed "$out"-*.tsv); ${cache_counts[$balance]}"
 done
 echo "took $((SECONDS - started)) s"
 out="$work/hash"
