@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use leptos::prelude::*;
 use shakmaty::Chess;
 
+#[cfg(not(feature = "ssr"))]
+use crate::hooks::in_flight::InFlight;
 use crate::{
     api::{InstalledTables, TablebaseAnswer},
     position::to_fen,
@@ -19,13 +21,18 @@ const ANSWER_CACHE: usize = 2000;
 /// The URL position's answer and the FEN it answers, or why there is none.
 pub type AnswerResource = Resource<Result<(String, TablebaseAnswer), String>>;
 
-/// Answers seen in this tab, by full FEN.
+/// Answers seen in this tab, by full FEN, and those asked for and not yet come.
 #[derive(Clone, Copy)]
-pub struct Answers(StoredValue<HashMap<String, TablebaseAnswer>>);
+pub struct Answers {
+    seen: StoredValue<HashMap<String, TablebaseAnswer>>,
+    /// The browser's requests in flight (the server renders one position a page).
+    #[cfg(not(feature = "ssr"))]
+    asked: InFlight<String, Result<TablebaseAnswer, String>>,
+}
 
 impl Answers {
     pub fn remember(self, fen: String, answer: TablebaseAnswer) {
-        self.0.try_update_value(|map| {
+        self.seen.try_update_value(|map| {
             if map.len() >= ANSWER_CACHE {
                 map.clear();
             }
@@ -35,20 +42,20 @@ impl Answers {
 
     /// The answer for a FEN if this tab has seen it.
     pub fn get(self, fen: &str) -> Option<TablebaseAnswer> {
-        self.0.try_with_value(|map| map.get(fen).cloned()).flatten()
+        self.seen
+            .try_with_value(|map| map.get(fen).cloned())
+            .flatten()
     }
 
-    /// Asks for a position's answer ahead of the click (a hovered move);
-    /// nothing when it is known already or the page is gone.
+    /// Asks for a position's answer before the page shows it (a move
+    /// hovered, or clicked: the request leaves before the navigation's
+    /// work); nothing when it is known or asked for already, or the page is gone.
     pub fn prefetch(self, fen: String) {
-        if self.0.try_with_value(|map| map.contains_key(&fen)) != Some(false) {
+        if self.seen.try_with_value(|map| map.contains_key(&fen)) != Some(false) {
             return;
         }
-        leptos::task::spawn_local(async move {
-            if let Ok(answer) = fetch_answer(fen.clone()).await {
-                self.remember(fen, answer);
-            }
-        });
+        // Nobody waits here: the answer is remembered when it comes.
+        drop(self.ask(fen));
     }
 
     /// The answer for a FEN: from this tab if seen, else from the source.
@@ -56,18 +63,47 @@ impl Answers {
         if let Some(hit) = self.get(&fen) {
             return Ok((fen, hit));
         }
-        let answer = sendable(fetch_answer(fen.clone()))
-            .await
-            .map_err(|err| err.error)?;
-        self.remember(fen.clone(), answer.clone());
+        let answer = self.ask(fen.clone()).await?;
         Ok((fen, answer))
+    }
+
+    /// In the browser: the answer of the request in flight for this FEN,
+    /// or of a new one, remembered when it comes.
+    #[cfg(not(feature = "ssr"))]
+    fn ask(
+        self,
+        fen: String,
+    ) -> impl std::future::Future<Output = Result<TablebaseAnswer, String>> + Send {
+        let joined = self.asked.join(fen.clone(), move || async move {
+            let answer = fetch_answer(fen.clone()).await.map_err(|err| err.error)?;
+            self.remember(fen, answer.clone());
+            Ok(answer)
+        });
+        async move {
+            joined
+                .await
+                .unwrap_or_else(|| Err("the page closed before the answer came".to_string()))
+        }
+    }
+
+    /// On the server: the engine's answer (each page renders one position,
+    /// so nothing is in flight twice).
+    #[cfg(feature = "ssr")]
+    async fn ask(self, fen: String) -> Result<TablebaseAnswer, String> {
+        let answer = fetch_answer(fen.clone()).await.map_err(|err| err.error)?;
+        self.remember(fen, answer.clone());
+        Ok(answer)
     }
 }
 
 /// The answer cache and the answer for the URL's position, which follows
 /// `parsed` (an illegal position's reason stands in for the answer).
 pub fn use_answers(parsed: Memo<Result<Chess, String>>) -> (Answers, AnswerResource) {
-    let answers = Answers(StoredValue::new(HashMap::new()));
+    let answers = Answers {
+        seen: StoredValue::new(HashMap::new()),
+        #[cfg(not(feature = "ssr"))]
+        asked: InFlight::default(),
+    };
     let resource = Resource::new(
         move || parsed.get().map(|p| to_fen(&p)),
         move |key: Result<String, String>| async move { answers.answer(key?).await },
