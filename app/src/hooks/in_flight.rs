@@ -3,17 +3,17 @@
 //! (a click on a move whose answer its hover asked for a moment ago).
 
 use std::{
-    collections::HashMap,
     future::Future,
-    hash::Hash,
     task::{Context, Poll, Waker},
 };
 
 use futures_channel::oneshot;
 use leptos::prelude::*;
 
-/// The callers waiting for each request in flight, by what was asked.
-pub struct InFlight<K, T>(StoredValue<HashMap<K, Vec<oneshot::Sender<T>>>>)
+/// What each request in flight asked for, and the callers waiting for it
+/// (a list: a page has a request or two in flight, and a map of its own
+/// was about 1 KB of the WASM).
+pub struct InFlight<K, T>(StoredValue<Vec<(K, Vec<oneshot::Sender<T>>)>>)
 where
     K: Send + Sync + 'static,
     T: Send + Sync + 'static;
@@ -42,13 +42,13 @@ where
     T: Send + Sync + 'static,
 {
     fn default() -> Self {
-        InFlight(StoredValue::new(HashMap::new()))
+        InFlight(StoredValue::new(Vec::new()))
     }
 }
 
 impl<K, T> InFlight<K, T>
 where
-    K: Eq + Hash + Clone + Send + Sync + 'static,
+    K: PartialEq + Clone + Send + Sync + 'static,
     T: Clone + Send + Sync + 'static,
 {
     /// Waits for the result of `key`'s request, sending it (`request`, run
@@ -62,9 +62,12 @@ where
         let first = self
             .0
             .try_update_value(|waiting| {
-                let callers = waiting.entry(key.clone()).or_default();
-                callers.push(sender);
-                callers.len() == 1
+                if let Some((_, callers)) = waiting.iter_mut().find(|(k, _)| *k == key) {
+                    callers.push(sender);
+                    return false;
+                }
+                waiting.push((key.clone(), vec![sender]));
+                true
             })
             .unwrap_or(false);
         if first {
@@ -82,7 +85,10 @@ where
                 };
                 let callers = self
                     .0
-                    .try_update_value(|waiting| waiting.remove(&key))
+                    .try_update_value(|waiting| {
+                        let at = waiting.iter().position(|(k, _)| *k == key)?;
+                        Some(waiting.swap_remove(at).1)
+                    })
                     .flatten()
                     .unwrap_or_default();
                 for caller in callers {
