@@ -104,9 +104,11 @@ fn percent(part: u64, total: u64) -> String {
 
 #[component]
 pub fn Stats(#[prop(into)] placement: Signal<shakmaty::Board>) -> impl IntoView {
+    // The table, as a memo: most moves keep the material, and the section
+    // is then left as it is instead of drawn again.
+    let table = Memo::new(move |_| placement.with(table_for));
     let view = move || {
-        let board = placement.get();
-        let Some((name, swapped)) = table_for(&board) else {
+        let Some((name, swapped)) = table.get() else {
             return view! {
                 <p class="stats-none">"No statistics for this material."</p>
             }
