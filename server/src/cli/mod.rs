@@ -86,6 +86,11 @@ pub struct TableArgs {
     /// For benchmarks: shows what the parallel probes buy.
     #[arg(long)]
     pub sequential_probes: bool,
+    /// Send every probe to the blocking threads, even when its reads are
+    /// all in memory. For benchmarks: shows what probing on the async
+    /// workers first buys.
+    #[arg(long)]
+    pub pool_only_probes: bool,
     /// Fast tier built by `zugzwang tier build`: table prefixes are read from
     /// there, data blocks from --tables (at most one slow read per lookup).
     #[arg(long, value_name = "FAST_DIR")]
@@ -118,6 +123,7 @@ impl TableArgs {
             },
             probe_threads: self.probe_threads,
             sequential_probes: self.sequential_probes,
+            inline_probes: !self.pool_only_probes,
             ..EngineConfig::default()
         }
     }

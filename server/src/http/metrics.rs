@@ -69,6 +69,18 @@ fn render_load(out: &mut Exposition, state: &AppState) {
         "Requests refused with 503 because --max-pending were already in progress.",
         state.engine.requests_shed(),
     );
+    let probes = state.engine.probes_by_place();
+    out.family(
+        "zugzwang_probes_total",
+        "Positions probed: on the async workers (every read in memory) or on the blocking threads (a read had to wait for the disk, or --pool-only-probes).",
+        Kind::Counter,
+    );
+    out.sample(
+        "zugzwang_probes_total",
+        &[("place", "inline")],
+        probes.inline,
+    );
+    out.sample("zugzwang_probes_total", &[("place", "pool")], probes.pooled);
     if let Some(connections) = &state.connections {
         out.gauge(
             "zugzwang_http_connections_open",

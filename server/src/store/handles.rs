@@ -208,9 +208,14 @@ impl PooledFile {
         &self.path
     }
 
+    /// The descriptor if the pool still holds it open.
+    pub fn open_handle(&self) -> Option<Arc<Handle>> {
+        self.pool.get(self.id)
+    }
+
     /// The descriptor, reopened if the pool closed it.
     pub fn handle(&self) -> io::Result<Arc<Handle>> {
-        if let Some(handle) = self.pool.get(self.id) {
+        if let Some(handle) = self.open_handle() {
             return Ok(handle);
         }
         let file = open_file(&self.pool, &self.path)?;

@@ -5,7 +5,8 @@
 //! without configuration; `tier` is the fast tier: each table's prefix
 //! (`format` finds it) on fast storage, its per-block checksums checked on
 //! every read, and the `build` that writes them. Verified blocks are kept
-//! in memory (`verified_cache`) and reads counted in `metrics`. Descriptors
+//! in memory (`verified_cache`) and reads counted in `metrics`; `nowait`
+//! lets a probe refuse every read that would wait for a disk. Descriptors
 //! of table files are kept within a budget by `handles`; tables whose header
 //! failed its checksum are refused for a while (`quarantine`); `coverage`
 //! says at start which tables are served without checksums; `catalog`
@@ -23,6 +24,7 @@ pub mod format;
 pub mod handles;
 pub mod inventory;
 pub mod metrics;
+pub mod nowait;
 pub mod pread;
 pub mod published;
 pub mod quarantine;

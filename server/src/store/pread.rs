@@ -30,6 +30,7 @@ use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 use super::descriptors::DescriptorBudget;
 use super::format::file_name;
 use super::handles::{self, HandlePool, PooledFile};
+use super::nowait;
 
 /// Reads tables with positioned reads, optionally hinting random access.
 #[derive(Debug, Clone)]
@@ -176,6 +177,9 @@ impl Filesystem for PreadFilesystem {
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        if nowait::refusing() {
+            return Err(nowait::would_wait());
+        }
         self.open_pread(path)
             .map(|file| Box::new(file) as Box<dyn RandomAccessFile>)
     }
@@ -197,6 +201,17 @@ impl PreadFilesystem {
             nowait_works: AtomicBool::new(true),
         })
     }
+}
+
+/// Whether the file system holding `path` tells page-cache hits from misses
+/// (`RWF_NOWAIT`): reads its first bytes, then asks for them again without
+/// waiting. Where it cannot, every probe goes to the blocking threads.
+pub fn reads_without_waiting(path: &Path) -> io::Result<bool> {
+    let file = File::open(path)?;
+    let mut buf = [0; 64];
+    let got = file.read_at(&mut buf, 0)?;
+    let mut slices = [IoSliceMut::new(&mut buf[..got])];
+    Ok(rustix::io::preadv2(&file, &mut slices, 0, ReadWriteFlags::NOWAIT) == Ok(got))
 }
 
 /// One table file, its descriptor held by the pool.
@@ -227,6 +242,22 @@ impl PreadFile {
             }
             // EAGAIN: not all cached. Any real error shows again in the plain read.
             Err(_) => false,
+        }
+    }
+
+    /// Inside [`nowait::without_waiting`]: the bytes if the page cache has
+    /// them all and the descriptor is open, else [`nowait::WouldWait`]
+    /// (reopening a closed descriptor may wait on the disk too).
+    fn read_from_memory(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let cached = self.nowait_works.load(Ordering::Relaxed)
+            && self
+                .file
+                .open_handle()
+                .is_some_and(|file| self.read_cached(&file, buf, offset));
+        if cached {
+            Ok(buf.len())
+        } else {
+            Err(nowait::would_wait())
         }
     }
 
@@ -273,6 +304,9 @@ impl PreadFile {
 
 impl RandomAccessFile for PreadFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, _hint: ReadHint) -> io::Result<usize> {
+        if nowait::refusing() {
+            return self.read_from_memory(buf, offset);
+        }
         let file = self.file.handle()?;
         // Read-around needs to tell hits from misses; without that, plain reads only.
         if self.read_around > 0
