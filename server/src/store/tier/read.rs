@@ -388,20 +388,16 @@ impl TieredFile {
             (Tier::Fast, Some(prefix)) => prefix,
             _ => &self.slow,
         };
-        let started = Instant::now();
+        // A read that refuses to wait is a page-cache copy of a microsecond:
+        // timing it would cost about as much as the read (recorded as 0).
+        let started = (!nowait::refusing()).then(Instant::now);
         let result = file.read_exact_at(buf, offset, hint);
         if result.as_ref().is_err_and(nowait::is_would_wait) {
             // Not a read: the probe makes it again on the blocking pool.
             return result;
         }
-        metrics::global().record_read(
-            &self.table,
-            tier,
-            hint,
-            offset,
-            buf.len(),
-            started.elapsed(),
-        );
+        let took = started.map_or(Duration::ZERO, |started| started.elapsed());
+        metrics::global().record_read(&self.table, tier, hint, offset, buf.len(), took);
         result
     }
 
