@@ -102,6 +102,16 @@ pub struct TableArgs {
 }
 
 impl TableArgs {
+    /// The table directories of every variant (`--tables`, `--atomic`,
+    /// `--antichess`): what the scrub reads.
+    pub fn all_dirs(&self) -> Vec<PathBuf> {
+        [&self.dirs, &self.atomic, &self.antichess]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             tables: self.dirs.clone(),

@@ -22,6 +22,7 @@ pub mod fetch;
 pub mod format;
 pub mod handles;
 pub mod inventory;
+pub mod material;
 pub mod metrics;
 pub mod pread;
 pub mod published;
