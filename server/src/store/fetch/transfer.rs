@@ -230,11 +230,13 @@ impl Transfer<'_> {
             .map_err(|e| Attempt::Retry(self.connection(e)))?;
         let status = response.status();
         let start = match status {
-            StatusCode::PARTIAL_CONTENT => content_range(&response).map(|(start, _)| start),
+            StatusCode::PARTIAL_CONTENT => {
+                content_range(response.headers()).map(|(start, _)| start)
+            }
             StatusCode::OK => Some(0),
             // `.part` already holds the whole file (a run stopped before hashing it).
             StatusCode::RANGE_NOT_SATISFIABLE
-                if have > 0 && content_range(&response) == Some((0, Some(have))) =>
+                if have > 0 && content_range(response.headers()) == Some((0, Some(have))) =>
             {
                 size.bytes = Some(have);
                 return Ok(());
@@ -268,7 +270,7 @@ impl Transfer<'_> {
                 status,
             }));
         };
-        let total = match content_range(&response) {
+        let total = match content_range(response.headers()) {
             Some((_, Some(total))) if status == StatusCode::PARTIAL_CONTENT => Some(total),
             _ => response.content_length().map(|length| start + length),
         };
@@ -429,12 +431,8 @@ struct Size {
 /// The first byte and the total of a `Content-Range` (`bytes
 /// START-END/TOTAL` in a 206, `bytes */TOTAL` in a 416, where START is
 /// taken as 0); the total is `None` when given as `*`.
-fn content_range(response: &reqwest::Response) -> Option<(u64, Option<u64>)> {
-    let value = response
-        .headers()
-        .get(header::CONTENT_RANGE)?
-        .to_str()
-        .ok()?;
+fn content_range(headers: &header::HeaderMap) -> Option<(u64, Option<u64>)> {
+    let value = headers.get(header::CONTENT_RANGE)?.to_str().ok()?;
     let (range, total) = value.strip_prefix("bytes ")?.split_once('/')?;
     let total = total.trim().parse().ok();
     if range.trim() == "*" {
@@ -447,4 +445,25 @@ fn content_range(response: &reqwest::Response) -> Option<(u64, Option<u64>)> {
 /// The suffix of a file name (`rtbw`), as messages name the files to look for.
 fn suffix(file: &str) -> &str {
     file.rsplit_once('.').map_or(file, |(_, ext)| ext)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(value: &str) -> Option<(u64, Option<u64>)> {
+        let mut headers = header::HeaderMap::new();
+        headers.insert(header::CONTENT_RANGE, value.parse().unwrap());
+        content_range(&headers)
+    }
+
+    #[test]
+    fn reads_the_start_and_total_of_a_content_range() {
+        assert_eq!(range("bytes 100-199/200"), Some((100, Some(200))));
+        assert_eq!(range("bytes 100-199/*"), Some((100, None)));
+        // A 416's: the whole file is 200 bytes.
+        assert_eq!(range("bytes */200"), Some((0, Some(200))));
+        assert_eq!(range("items 1-2/3"), None);
+        assert_eq!(content_range(&header::HeaderMap::new()), None);
+    }
 }
