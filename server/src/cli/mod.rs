@@ -39,7 +39,7 @@ pub enum Command {
     /// Manage the fast tier (table prefixes on fast storage).
     #[command(subcommand)]
     Tier(tier::TierCommand),
-    /// Check table files against the published sha256 digests.
+    /// Check table files against the published digests (sha256; md5 for atomic and antichess).
     Verify(verify::VerifyArgs),
     /// See which tables are installed; fetch missing ones from a mirror.
     #[command(subcommand)]
