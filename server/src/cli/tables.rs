@@ -298,10 +298,10 @@ async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
     let plan = fetch::plan(catalog, &tables, &args.to)?;
     let unknown_size = match plan.unknown_size {
         0 => String::new(),
-        n => format!(" and {n} files whose size is not published (not counted)"),
+        n => format!(" plus {n} files whose size is not published"),
     };
     println!(
-        "{} {} tables, {} files: {}{unknown_size} to transfer, {} free in {}",
+        "{} {} tables, {} files: {} to transfer{unknown_size}; {} free in {}",
         tables.len(),
         args.variant,
         plan.files.len(),

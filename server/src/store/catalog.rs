@@ -165,7 +165,7 @@ impl Catalog {
         match self.variant {
             Variant::Standard => None,
             Variant::Atomic => Some(
-                "the shipped atomic list has the 3-4-5 piece tables; 6-piece ones are published without digests here and show as unknown",
+                "the shipped atomic list has the 3-4-5 piece tables; no digests of the published 6-piece ones are shipped, so they show as unknown",
             ),
             Variant::Antichess => Some(
                 "the shipped antichess list has the 2- and 3-piece tables and the 4-piece ones without pawns; 4-piece tables with pawns and larger ones show as unknown",

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use app::variant::Variant;
+
 use crate::store::catalog::{self, Catalog};
 
 /// Why a selection cannot be read.
@@ -16,7 +18,7 @@ pub enum SelectionError {
     )]
     NotPublished {
         spec: String,
-        variant: app::variant::Variant,
+        variant: Variant,
         list: &'static str,
         counts: String,
         example: &'static str,
@@ -26,7 +28,7 @@ pub enum SelectionError {
     )]
     Unknown {
         name: String,
-        variant: app::variant::Variant,
+        variant: Variant,
         list: &'static str,
         example: &'static str,
     },
@@ -110,16 +112,14 @@ fn example_set(catalog: &Catalog) -> &'static str {
 /// A table of the variant to show in messages.
 fn example_table(catalog: &Catalog) -> &'static str {
     match catalog.variant() {
-        app::variant::Variant::Standard => "KRPvKR",
-        app::variant::Variant::Atomic => "KQvKR",
-        app::variant::Variant::Antichess => "BBvN",
+        Variant::Standard => "KRPvKR",
+        Variant::Atomic => "KQvKR",
+        Variant::Antichess => "BBvN",
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use app::variant::Variant;
-
     use super::*;
 
     #[test]

@@ -54,12 +54,14 @@ pub enum TransferError {
         source: reqwest::Error,
     },
     #[error(
-        "{file}: the mirror's file has {got} bytes, the published table {published}: the mirror holds another file; use another mirror"
+        "{file}: the mirror's file has {got} bytes, {expected} expected ({why}): the mirror holds another file or answers wrongly; use another mirror"
     )]
     WrongSize {
         file: String,
         got: u64,
-        published: u64,
+        expected: u64,
+        /// Where the expected size comes from.
+        why: &'static str,
     },
     #[error(
         "{file}: {algorithm} {got} differs from the published {published} twice, the second time fetched from scratch: the mirror serves a damaged file; use another mirror"
@@ -285,7 +287,7 @@ impl Transfer<'_> {
             );
             self.discard_part().map_err(Attempt::Fatal)?;
         }
-        self.append(response, start, size.bytes, got).await
+        self.append(response, start, *size, got).await
     }
 
     /// Checks the mirror's size of the file against the published one, or
@@ -296,7 +298,8 @@ impl Transfer<'_> {
             Some(bytes) if size.published => Err(Attempt::Fatal(TransferError::WrongSize {
                 file: self.file.to_string(),
                 got: total,
-                published: bytes,
+                expected: bytes,
+                why: size.source(),
             })),
             // The mirror's file changed size between two requests: start over.
             Some(_) => {
@@ -321,7 +324,7 @@ impl Transfer<'_> {
         &self,
         response: reqwest::Response,
         start: u64,
-        size: Option<u64>,
+        size: Size,
         got: &mut u64,
     ) -> Result<(), Attempt> {
         let part = self.part();
@@ -343,11 +346,12 @@ impl Transfer<'_> {
                 }
             };
             let end = start + *got + chunk.len() as u64;
-            if let Some(size) = size.filter(|&size| end > size) {
+            if let Some(expected) = size.bytes.filter(|&bytes| end > bytes) {
                 result = Err(Attempt::Fatal(TransferError::WrongSize {
                     file: self.file.to_string(),
                     got: end,
-                    published: size,
+                    expected,
+                    why: size.source(),
                 }));
                 break;
             }
@@ -426,6 +430,17 @@ struct Size {
     /// Whether `bytes` is the published size (a mirror's other size is then
     /// another file, not a change to follow).
     published: bool,
+}
+
+impl Size {
+    /// Where `bytes` comes from, as messages say it.
+    fn source(self) -> &'static str {
+        if self.published {
+            "the published size"
+        } else {
+            "the size the mirror announced"
+        }
+    }
 }
 
 /// The first byte and the total of a `Content-Range` (`bytes
