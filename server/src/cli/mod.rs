@@ -39,7 +39,7 @@ pub enum Command {
     /// Manage the fast tier (table prefixes on fast storage).
     #[command(subcommand)]
     Tier(tier::TierCommand),
-    /// Check table files against the published sha256 digests.
+    /// Check table files against the published digests (sha256; md5 for atomic and antichess).
     Verify(verify::VerifyArgs),
     /// See which tables are installed; fetch missing ones from a mirror.
     #[command(subcommand)]
@@ -107,6 +107,16 @@ pub struct TableArgs {
 }
 
 impl TableArgs {
+    /// The table directories of every variant (`--tables`, `--atomic`,
+    /// `--antichess`): what the scrub reads.
+    pub fn all_dirs(&self) -> Vec<PathBuf> {
+        [&self.dirs, &self.atomic, &self.antichess]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             tables: self.dirs.clone(),

@@ -107,7 +107,7 @@ pub async fn serve(
     let budget = descriptor_budget(&args);
     let engine = open_engine(&args, &budget)?;
     if args.scrub {
-        scrub::start_for_serve(&args.tables.dirs, args.scrub_rate);
+        scrub::start_for_serve(&args.tables.all_dirs(), args.scrub_rate);
     }
     let log = match &args.request_log {
         Some(path) => {

@@ -10,9 +10,10 @@
 //! of table files are kept within a budget by `handles`; tables whose header
 //! failed its checksum are refused for a while (`quarantine`); `coverage`
 //! says at start which tables are served without checksums; `catalog`
-//! holds the published name, size and sha256 of every table and which
-//! tables its captures and promotions lead to; `variant_digests` the md5 of
-//! every published atomic and antichess table; `published` checks whole
+//! holds, per variant, the published name, digest and (standard only) size
+//! of every table and which tables its captures and promotions lead to
+//! (`material` has each variant's rules for those); `variant_digests` reads
+//! the md5 lists of atomic and antichess tables; `published` checks whole
 //! files against those digests.
 
 pub mod catalog;
@@ -23,6 +24,7 @@ pub mod fetch;
 pub mod format;
 pub mod handles;
 pub mod inventory;
+pub mod material;
 pub mod metrics;
 pub mod nowait;
 pub mod pread;
