@@ -12,7 +12,8 @@
 #        pool=target/release/zugzwang:--pool-only-probes after=target/release/zugzwang
 #
 # Settings (environment): ROUNDS (3), TABLES, LOG, CLIENTS (12),
-# REQUESTS (20000), PORT (3111), CACHE_MB (0: every request is probed),
+# REQUESTS (20000), PORT (3111), CACHE_MB (0: every request is probed;
+# given as --cache-entries to binaries that predate --cache-mb),
 # NICE (-10). Prints one Markdown row per run and writes them to
 # OUT_DIR/rows.md.
 set -euo pipefail
@@ -41,9 +42,12 @@ echo "|---:|---|---:|---:|---:|---:|" | tee -a "$out/rows.md"
 
 run() { # round label binary flags
   local round="$1" label="$2" binary="$3" flags="$4"
+  # Binaries before the byte-sized cache count entries instead.
+  local cache=(--cache-mb "$CACHE_MB")
+  "$binary" serve --help | grep -q -- --cache-mb || cache=(--cache-entries "$CACHE_MB")
   # shellcheck disable=SC2086 # flags are words on purpose
   nice -n "$NICE" "$binary" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" \
-    --cache-mb "$CACHE_MB" $flags 2>"$out/$label-$round.server.log" &
+    "${cache[@]}" $flags 2>"$out/$label-$round.server.log" &
   local pid=$!
   for _ in $(seq 300); do
     (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break

@@ -38,8 +38,12 @@ for tool in perf strace inferno-collapse-perf inferno-flamegraph; do
   }
 done
 
+# Binaries before the byte-sized cache count entries instead.
+cache=(--cache-mb "$CACHE_MB")
+"$ZUGZWANG" serve --help | grep -q -- --cache-mb || cache=(--cache-entries "$CACHE_MB")
+# shellcheck disable=SC2086 # flags are words on purpose
 nice -n "$NICE" "$ZUGZWANG" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" \
-  --cache-mb "$CACHE_MB" $SERVE_FLAGS 2>"$out/server.log" &
+  "${cache[@]}" $SERVE_FLAGS 2>"$out/server.log" &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 300); do
