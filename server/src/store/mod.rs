@@ -5,7 +5,9 @@
 //! without configuration; `tier` is the fast tier: each table's prefix
 //! (`format` finds it) on fast storage, its per-block checksums checked on
 //! every read, and the `build` that writes them. Verified blocks are kept
-//! in memory (`verified_cache`) and reads counted in `metrics`. Descriptors
+//! in memory (`verified_cache`); reads are counted in `metrics`, and those
+//! that waited for the disk in `disk_reads` (which can also trace them to a
+//! file). Descriptors
 //! of table files are kept within a budget by `handles`; tables whose header
 //! failed its checksum are refused for a while (`quarantine`); `coverage`
 //! says at start which tables are served without checksums; `catalog`
@@ -17,6 +19,7 @@
 pub mod catalog;
 pub mod coverage;
 pub mod descriptors;
+pub mod disk_reads;
 pub mod embedded;
 pub mod fetch;
 pub mod format;

@@ -22,12 +22,14 @@ use std::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
+    time::Instant,
 };
 
 use rustix::io::{Errno, ReadWriteFlags};
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 use super::descriptors::DescriptorBudget;
+use super::disk_reads::{self, DiskRead};
 use super::format::file_name;
 use super::handles::{self, HandlePool, PooledFile};
 
@@ -233,16 +235,26 @@ impl PreadFile {
     /// Reads the aligned window around a miss in one read and copies out
     /// what was asked. Says no when the window came back short or failed;
     /// the plain read then reports the error or the short file properly.
-    fn read_window(&self, file: &File, buf: &mut [u8], offset: u64) -> bool {
+    fn read_window(&self, file: &File, buf: &mut [u8], offset: u64, hint: ReadHint) -> bool {
         let start = offset & !(self.read_around - 1);
         let end = (offset + buf.len() as u64).max(start + self.read_around);
         let Ok(window_len) = usize::try_from(end - start) else {
             return false;
         };
         let mut window = vec![0; window_len];
+        let started = Instant::now();
         let Ok(got) = file.read_at(&mut window, start) else {
             return false;
         };
+        disk_reads::record(&DiskRead {
+            path: self.file.path(),
+            hint,
+            offset,
+            len: buf.len(),
+            window: start..end,
+            started,
+            took: started.elapsed(),
+        });
         let from = (offset - start) as usize;
         match window.get(from..from + buf.len()) {
             Some(wanted) if from + buf.len() <= got => {
@@ -272,12 +284,12 @@ impl PreadFile {
 }
 
 impl RandomAccessFile for PreadFile {
-    fn read_at(&self, buf: &mut [u8], offset: u64, _hint: ReadHint) -> io::Result<usize> {
+    fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
         let file = self.file.handle()?;
         // Read-around needs to tell hits from misses; without that, plain reads only.
         if self.read_around > 0
             && self.nowait_works.load(Ordering::Relaxed)
-            && (self.read_cached(&file, buf, offset) || self.read_window(&file, buf, offset))
+            && (self.read_cached(&file, buf, offset) || self.read_window(&file, buf, offset, hint))
         {
             return Ok(buf.len());
         }
