@@ -7,7 +7,7 @@
 //! every read, and the `build` that writes them. Verified blocks are kept
 //! in memory (`verified_cache`); reads are counted in `metrics`, and those
 //! that waited for the disk in `disk_reads` (which can also trace them to a
-//! file). Descriptors
+//! file); a miss is told from a hit without starting I/O (`residency`). Descriptors
 //! of table files are kept within a budget by `handles`; tables whose header
 //! failed its checksum are refused for a while (`quarantine`); `coverage`
 //! says at start which tables are served without checksums; `catalog`
@@ -29,6 +29,7 @@ pub mod metrics;
 pub mod pread;
 pub mod published;
 pub mod quarantine;
+pub mod residency;
 pub mod tier;
 pub mod variant_digests;
 pub mod verified_cache;

@@ -8,9 +8,10 @@
 //! one position and its moves touch neighbouring parts of a table. So a
 //! miss reads the aligned window around it in one read (`--read-around`), as
 //! an mmap fault reads around itself, and the neighbours then find their
-//! bytes in the page cache. Hits cost nothing extra: they are recognised by a
-//! read that refuses to wait for the disk (`RWF_NOWAIT`). No fadvise hint is
-//! involved, only reads.
+//! bytes in the page cache. Hits cost little extra: they are recognised by
+//! asking the page cache (`residency`), or where the kernel cannot be asked,
+//! by a read that refuses to wait for the disk (`RWF_NOWAIT`). No fadvise
+//! hint is involved, only reads.
 
 use std::{
     fmt,
@@ -32,6 +33,7 @@ use super::descriptors::DescriptorBudget;
 use super::disk_reads::{self, DiskRead};
 use super::format::file_name;
 use super::handles::{self, HandlePool, PooledFile};
+use super::residency::{self, Residency};
 
 /// Reads tables with positioned reads, optionally hinting random access.
 #[derive(Debug, Clone)]
@@ -217,8 +219,16 @@ impl PreadFile {
     }
 
     /// Whether the bytes are all in the page cache; if so they are in `buf`.
-    /// Where the kernel cannot tell, says no (and read-around stops).
+    /// Asked without starting I/O where the kernel can (`residency`); else
+    /// with a read that refuses to wait. Where the kernel cannot tell, says
+    /// no (and read-around stops).
     fn read_cached(&self, file: &File, buf: &mut [u8], offset: u64) -> bool {
+        match residency::of(file, offset, buf.len()) {
+            // Any error shows again in the plain read.
+            Residency::Cached => return file.read_exact_at(buf, offset).is_ok(),
+            Residency::Missing => return false,
+            Residency::Unknown => {}
+        }
         let mut slices = [IoSliceMut::new(buf)];
         let wanted = slices[0].len();
         match rustix::io::preadv2(file, &mut slices, offset, ReadWriteFlags::NOWAIT) {
