@@ -17,6 +17,10 @@ Prints Markdown tables:
   bytes were dropped from the page cache in between);
 - per lookup: how many lookups needed 1, 2, 3 or more disk reads.
 
+A read that waited for another probe's read of the same window
+(`joined`, store::single_flight) is listed under repeats but is not a disk
+read of its own anywhere else.
+
 --device-reads is the count the throttled device served in the run (the
 second column of replay-matrix.sh's reads.tsv), to set beside the trace's.
 """
@@ -49,10 +53,15 @@ def parse(path):
                     "table": row["table"],
                     "kind": row["kind"],
                     "window": int(row["window_start"]),
+                    # Older traces have no such column: every read was made.
+                    "joined": row.get("joined", "0") == "1",
                 }
             )
     reads.sort(key=lambda r: r["t"])
     return reads, ticks
+
+
+JOINED = "waited for another probe's read of it (single flight)"
 
 
 def classify(reads):
@@ -61,6 +70,9 @@ def classify(reads):
     for r in reads:
         key = (r["table"], r["window"])
         prev = last.get(key)
+        if r["joined"]:
+            r["repeat"] = JOINED
+            continue
         if prev is None:
             r["repeat"] = "first read of the window"
         else:
@@ -102,7 +114,8 @@ def main():
 
     reads, ticks = parse(args.trace)
     classify(reads)
-    waited = measured = [r for r in reads if r["request"] > args.warmup]
+    waited = [r for r in reads if r["request"] > args.warmup]
+    measured = [r for r in waited if not r["joined"]]
     requests, lookups = measured_span(ticks, args.warmup)
     total = len(measured)
     dropped = ticks[-1][4] if ticks else 0
@@ -114,8 +127,11 @@ def main():
     )
     if dropped:
         print(f"warning: {dropped} trace lines were dropped; the figures undercount")
+    joined = len(waited) - total
+    if joined:
+        print(f"reads that waited for another probe's read instead of making one: {joined}")
     if args.device_reads is not None:
-        everything = len(reads)
+        everything = sum(1 for r in reads if not r["joined"])
         print(
             f"device reads in the run: {args.device_reads}; disk reads traced in the run"
             f" (warm-up included): {everything}"

@@ -51,6 +51,9 @@ pub struct DiskRead<'a> {
     pub len: usize,
     /// The bytes read from the disk for them (the window around them).
     pub window: Range<u64>,
+    /// Another probe was reading the window already; this one waited for
+    /// that read instead of making its own (`store::single_flight`).
+    pub joined: bool,
     pub started: Instant,
     pub took: Duration,
 }
@@ -75,6 +78,8 @@ static COUNTS: [Counter; KINDS.len()] = [const {
     }
 }; KINDS.len()];
 
+/// Reads that waited for another probe's read of their window.
+static JOINED: AtomicU64 = AtomicU64::new(0);
 static NEXT_LOOKUP: AtomicU64 = AtomicU64::new(1);
 static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
 static TRACE: OnceLock<Trace> = OnceLock::new();
@@ -95,20 +100,25 @@ pub fn lookups() -> u64 {
     NEXT_LOOKUP.load(Relaxed) - 1
 }
 
-/// Disk reads so far, of all kinds.
+/// Disk reads made so far, of all kinds (not counting those that waited
+/// for another probe's read).
 pub fn total() -> u64 {
     COUNTS.iter().map(|c| c.reads.load(Relaxed)).sum()
 }
 
 /// Counts a read that waited for the disk, and traces it if asked to.
 pub fn record(read: &DiskRead) {
+    if let Some(trace) = TRACE.get() {
+        trace.send(read);
+    }
+    if read.joined {
+        JOINED.fetch_add(1, Relaxed);
+        return;
+    }
     let counter = &COUNTS[metrics::kind_index(read.hint)];
     counter.reads.fetch_add(1, Relaxed);
     let nanos = u64::try_from(read.took.as_nanos()).unwrap_or(u64::MAX);
     counter.nanos.fetch_add(nanos, Relaxed);
-    if let Some(trace) = TRACE.get() {
-        trace.send(read);
-    }
 }
 
 /// Starts writing every disk read to `path` (replacing it), one line each.
@@ -138,7 +148,7 @@ pub fn start_trace(path: &Path) -> Result<(), TraceError> {
 /// every second instead: time, requests started, lookups begun, disk reads
 /// counted and trace lines dropped so far.
 pub const HEADER: &str =
-    "t_ms\tms\trequest\tlookup\ttable\tkind\toffset\tlen\twindow_start\twindow_len";
+    "t_ms\tms\trequest\tlookup\ttable\tkind\toffset\tlen\twindow_start\twindow_len\tjoined";
 
 struct Trace {
     tx: SyncSender<String>,
@@ -166,7 +176,7 @@ fn kind_label(hint: ReadHint) -> &'static str {
 
 fn line(read: &DiskRead) -> String {
     format!(
-        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
         millis(read.started.saturating_duration_since(*EPOCH)),
         millis(read.took),
         metrics::current_request_id(),
@@ -177,6 +187,7 @@ fn line(read: &DiskRead) -> String {
         read.len,
         read.window.start,
         read.window.end - read.window.start,
+        u8::from(read.joined),
     )
 }
 
@@ -230,6 +241,13 @@ pub fn render(out: &mut String) {
             COUNTS[i].reads.load(Relaxed)
         );
     }
+    out.push_str("# HELP zugzwang_table_disk_reads_joined_total Table reads that missed the page cache while another probe was reading the same window, and waited for that read instead of making their own.\n");
+    out.push_str("# TYPE zugzwang_table_disk_reads_joined_total counter\n");
+    let _ = writeln!(
+        out,
+        "zugzwang_table_disk_reads_joined_total {}",
+        JOINED.load(Relaxed)
+    );
     out.push_str("# HELP zugzwang_table_disk_read_seconds_total Time spent in table reads that waited for the disk, by kind of read.\n");
     out.push_str("# TYPE zugzwang_table_disk_read_seconds_total counter\n");
     for (i, (_, kind)) in KINDS.iter().enumerate() {
@@ -253,6 +271,7 @@ mod tests {
             offset: 140_000,
             len: 32,
             window: 131_072..262_144,
+            joined: true,
             started: Instant::now(),
             took: Duration::from_micros(2500),
         };
@@ -268,7 +287,8 @@ mod tests {
                 "140000",
                 "32",
                 "131072",
-                "131072"
+                "131072",
+                "1"
             ]
         );
     }

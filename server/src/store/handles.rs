@@ -208,6 +208,11 @@ impl PooledFile {
         &self.path
     }
 
+    /// Unique among the files opened by this process.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     /// The descriptor, reopened if the pool closed it.
     pub fn handle(&self) -> io::Result<Arc<Handle>> {
         if let Some(handle) = self.pool.get(self.id) {

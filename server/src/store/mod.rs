@@ -7,7 +7,8 @@
 //! every read, and the `build` that writes them. Verified blocks are kept
 //! in memory (`verified_cache`); reads are counted in `metrics`, and those
 //! that waited for the disk in `disk_reads` (which can also trace them to a
-//! file); a miss is told from a hit without starting I/O (`residency`). Descriptors
+//! file); a miss is told from a hit without starting I/O (`residency`), and
+//! concurrent misses on one window make one read (`single_flight`). Descriptors
 //! of table files are kept within a budget by `handles`; tables whose header
 //! failed its checksum are refused for a while (`quarantine`); `coverage`
 //! says at start which tables are served without checksums; `catalog`
@@ -30,6 +31,7 @@ pub mod pread;
 pub mod published;
 pub mod quarantine;
 pub mod residency;
+pub mod single_flight;
 pub mod tier;
 pub mod variant_digests;
 pub mod verified_cache;

@@ -34,6 +34,7 @@ use super::disk_reads::{self, DiskRead};
 use super::format::file_name;
 use super::handles::{self, HandlePool, PooledFile};
 use super::residency::{self, Residency};
+use super::single_flight::{self, Role};
 
 /// Reads tables with positioned reads, optionally hinting random access.
 #[derive(Debug, Clone)]
@@ -243,36 +244,42 @@ impl PreadFile {
     }
 
     /// Reads the aligned window around a miss in one read and copies out
-    /// what was asked. Says no when the window came back short or failed;
-    /// the plain read then reports the error or the short file properly.
+    /// what was asked; a window another probe is reading already is waited
+    /// for instead (`single_flight`). Says no when the window came back
+    /// short or failed; the plain read then reports the error or the short
+    /// file properly.
     fn read_window(&self, file: &File, buf: &mut [u8], offset: u64, hint: ReadHint) -> bool {
         let start = offset & !(self.read_around - 1);
         let end = (offset + buf.len() as u64).max(start + self.read_around);
         let Ok(window_len) = usize::try_from(end - start) else {
             return false;
         };
-        let mut window = vec![0; window_len];
         let started = Instant::now();
-        let Ok(got) = file.read_at(&mut window, start) else {
+        let (window, role) = single_flight::global().read((self.file.id(), start), || {
+            let mut window = vec![0; window_len];
+            let got = file.read_at(&mut window, start).ok()?;
+            window.truncate(got);
+            Some(Arc::new(window))
+        });
+        let from = (offset - start) as usize;
+        let Some(wanted) = window
+            .as_deref()
+            .and_then(|w| w.get(from..from + buf.len()))
+        else {
             return false;
         };
+        buf.copy_from_slice(wanted);
         disk_reads::record(&DiskRead {
             path: self.file.path(),
             hint,
             offset,
             len: buf.len(),
             window: start..end,
+            joined: role == Role::Joined,
             started,
             took: started.elapsed(),
         });
-        let from = (offset - start) as usize;
-        match window.get(from..from + buf.len()) {
-            Some(wanted) if from + buf.len() <= got => {
-                buf.copy_from_slice(wanted);
-                true
-            }
-            _ => false,
-        }
+        true
     }
 
     /// Explains a read that ended early: usually the file was truncated or
