@@ -25,8 +25,9 @@ use shakmaty_syzygy::filesystem::ReadHint;
 pub enum Tier {
     Fast,
     Slow,
-    /// The in-memory cache of blocks that already passed their checksum:
-    /// no disk read at all.
+    /// Process memory: the index kept by `store::index_cache`, or the
+    /// blocks that already passed their checksum (`store::verified_cache`).
+    /// No read at all.
     Cache,
 }
 
@@ -304,6 +305,7 @@ impl Metrics {
         let mut out = String::new();
         self.render_reads(&mut out);
         super::disk_reads::render(&mut out);
+        super::index_cache::render(&mut out);
         self.render_fast_tier(&mut out);
         self.render_integrity(&mut out);
         self.render_health(&mut out);

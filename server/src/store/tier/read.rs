@@ -31,7 +31,6 @@ use super::{
     manifest::{Manifest, ManifestError, prefix_path, sums_path},
 };
 use crate::store::{
-    disk_reads,
     format::file_name,
     handles::HandlePool,
     metrics::{self, Tier},
@@ -466,9 +465,6 @@ impl TieredFile {
 
 impl RandomAccessFile for TieredFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
-        if hint == ReadHint::SparseIndex {
-            disk_reads::begin_lookup();
-        }
         if offset >= self.file_size {
             return Ok(0);
         }
