@@ -14,7 +14,7 @@ use std::{ffi::OsString, path::PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::{engine::EngineConfig, store::StoreOptions};
+use crate::{engine::EngineConfig, service::memory_budget, store::StoreOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -104,6 +104,12 @@ pub struct TableArgs {
     /// checksums disappear later answers 500 instead of unchecked bytes.
     #[arg(long, conflicts_with_all = ["mmap", "no_block_checks"])]
     pub require_checksums: bool,
+    /// Megabytes of table indexes (headers, sparse indexes, block lengths)
+    /// kept in process memory, so a lookup costs at most its data block
+    /// even when the page cache cannot hold the tables. 0 keeps none.
+    /// Default: an eighth of MemAvailable at start.
+    #[arg(long, value_name = "MB")]
+    pub index_cache_mb: Option<u64>,
 }
 
 impl TableArgs {
@@ -130,6 +136,7 @@ impl TableArgs {
                 check_blocks: !self.no_block_checks,
                 require_checksums: self.require_checksums,
                 table_handles: None,
+                index_cache_bytes: memory_budget::index_cache_bytes(self.index_cache_mb),
             },
             probe_threads: self.probe_threads,
             sequential_probes: self.sequential_probes,

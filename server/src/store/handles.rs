@@ -208,6 +208,11 @@ impl PooledFile {
         &self.path
     }
 
+    /// Unique among the files opened by this process.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     /// The descriptor if the pool still holds it open.
     pub fn open_handle(&self) -> Option<Arc<Handle>> {
         self.pool.get(self.id)
