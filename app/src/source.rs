@@ -2,9 +2,13 @@
 //!
 //! On the server the page calls the probe engine directly (the server provides
 //! a [`ProbeSource`] as context); in the browser it asks the public
-//! `/standard` API, so the page is one more client of the same API.
+//! `/standard`, `/atomic` or `/antichess` API, so the page is one more client
+//! of the same API.
 
-use crate::api::{ApiError, InstalledTables, MainlineAnswer, TablebaseAnswer};
+use crate::{
+    api::{ApiError, InstalledTables, MainlineAnswer, TablebaseAnswer},
+    variant::Variant,
+};
 #[cfg(feature = "ssr")]
 use std::{future::Future, pin::Pin, sync::Arc};
 
@@ -14,10 +18,10 @@ pub type AnswerFuture = Pin<Box<dyn Future<Output = Result<TablebaseAnswer, ApiE
 /// The server's probe engine, handed to server-side rendering as context.
 #[cfg(feature = "ssr")]
 #[derive(Clone)]
-pub struct ProbeSource(pub Arc<dyn Fn(String) -> AnswerFuture + Send + Sync>);
+pub struct ProbeSource(pub Arc<dyn Fn(Variant, String) -> AnswerFuture + Send + Sync>);
 
 /// Fetches the answer for a FEN: from the engine during SSR, over HTTP in the browser.
-pub async fn fetch_answer(fen: String) -> Result<TablebaseAnswer, ApiError> {
+pub async fn fetch_answer(variant: Variant, fen: String) -> Result<TablebaseAnswer, ApiError> {
     #[cfg(feature = "ssr")]
     {
         let Some(source) = leptos::prelude::use_context::<ProbeSource>() else {
@@ -25,11 +29,11 @@ pub async fn fetch_answer(fen: String) -> Result<TablebaseAnswer, ApiError> {
                 error: "the page was rendered without a probe engine".to_string(),
             });
         };
-        (source.0)(fen).await
+        (source.0)(variant, fen).await
     }
     #[cfg(not(feature = "ssr"))]
     {
-        get_json(&format!("/standard?fen={}", encode(&fen))).await
+        get_json(&format!("{}?fen={}", variant.api_path(), encode(&fen))).await
     }
 }
 
@@ -49,24 +53,27 @@ pub async fn fetch_tables() -> Result<InstalledTables, ApiError> {
 }
 
 /// Fetches the DTZ mainline; only the browser asks for it.
-pub async fn fetch_mainline(fen: String) -> Result<MainlineAnswer, ApiError> {
+pub async fn fetch_mainline(variant: Variant, fen: String) -> Result<MainlineAnswer, ApiError> {
     #[cfg(feature = "ssr")]
     {
-        let _ = fen;
+        let _ = (variant, fen);
         Err(ApiError {
             error: "the mainline is fetched by the browser".to_string(),
         })
     }
     #[cfg(not(feature = "ssr"))]
     {
-        get_json(&format!("/standard/mainline?fen={}", encode(&fen))).await
+        get_json(&format!("{}?fen={}", variant.mainline_path(), encode(&fen))).await
     }
 }
 
 /// The page's link to a position: every link and navigation to a position
 /// goes through here, so what the URL carries besides the FEN stays in one place.
-pub fn position_href(fen: &str) -> String {
-    format!("/?fen={}", encode(fen))
+pub fn position_href(variant: Variant, fen: &str) -> String {
+    match variant {
+        Variant::Standard => format!("/?fen={}", encode(fen)),
+        other => format!("/?variant={other}&fen={}", encode(fen)),
+    }
 }
 
 /// Percent-encodes a FEN for a query string (spaces become underscores, as the API allows).

@@ -2,7 +2,7 @@
 //! answer for it: "KRPvKR not installed" tells a self-hoster what to fetch,
 //! where a bare "unknown" tells them nothing.
 
-use shakmaty::{Board, Chess, Color, Position, Role};
+use shakmaty::{Board, Color, Position, Role};
 
 use crate::api::InstalledTables;
 
@@ -53,7 +53,7 @@ fn strength(side: &str) -> (usize, [usize; 6]) {
 
 /// Why the installed tables cannot answer a position, in words a player
 /// and a self-hoster can act on; `None` when they should.
-pub fn unknown_reason(pos: &Chess, installed: &InstalledTables) -> Option<String> {
+pub fn unknown_reason<P: Position + Clone>(pos: &P, installed: &InstalledTables) -> Option<String> {
     if pos.castles().any() {
         return Some(
             "castling is still possible: the tables hold no positions with castling rights"
@@ -75,7 +75,7 @@ pub fn unknown_reason(pos: &Chess, installed: &InstalledTables) -> Option<String
 /// The first table a position needs that is not installed: its own, or
 /// one its captures and promotions lead to (the DTZ of a position is
 /// found through them).
-pub fn missing_table(pos: &Chess, installed: &InstalledTables) -> Option<String> {
+pub fn missing_table<P: Position + Clone>(pos: &P, installed: &InstalledTables) -> Option<String> {
     let has = |name: &String| installed.tables.binary_search(name).is_ok();
     let own = table_name(pos.board());
     if pos.board().occupied().count() <= 2 {

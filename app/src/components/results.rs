@@ -3,7 +3,7 @@
 //! greyed, until the new one arrives.
 
 use leptos::prelude::*;
-use shakmaty::{Chess, Position, Square};
+use shakmaty::{Position, Square, variant::VariantPosition};
 
 use crate::{
     api::{Category, InstalledTables, TablebaseAnswer},
@@ -12,10 +12,14 @@ use crate::{
         move_list::{ListedMove, MoveList, listed_moves, unknown_moves},
         status::{NoAnswer, Status, status_line},
     },
-    hooks::answers::{AnswerResource, Answers},
+    hooks::{
+        answers::{AnswerResource, Answers},
+        url_position::use_variant,
+    },
     position::{parse_fen, to_fen},
     tables::{fetch_command, missing_table, unknown_reason},
     text::capitalized,
+    variant::Variant,
 };
 
 /// What the move list reports back to the page.
@@ -34,7 +38,7 @@ pub type TablesResource = Resource<Option<InstalledTables>>;
 
 #[component]
 pub fn Results(
-    parsed: Memo<Result<Chess, String>>,
+    parsed: Memo<Result<VariantPosition, String>>,
     answers: Answers,
     answer: AnswerResource,
     tables: TablesResource,
@@ -42,6 +46,8 @@ pub fn Results(
 ) -> impl IntoView {
     let (pending, set_pending) = signal(false);
     let resource = answer;
+    // `/tables` lists the standard tables: the variants' unknowns go unexplained.
+    let variant = use_variant();
     let results = move || {
         Suspend::new(async move {
             let answer = answer.await;
@@ -51,7 +57,9 @@ pub fn Results(
             if let Ok((fen, a)) = &answer {
                 answers.remember(fen.clone(), a.clone());
             }
-            let installed = installed.as_ref();
+            let installed = installed
+                .as_ref()
+                .filter(|_| variant.get_untracked() == Variant::Standard);
             match (parsed.get_untracked(), answer) {
                 (Err(reason), _) => illegal_view(&reason),
                 (Ok(pos), Ok((fen, answer))) => {
@@ -103,7 +111,7 @@ fn explained(mut moves: Vec<ListedMove>, installed: Option<&InstalledTables>) ->
 
 /// The tables missing for the position and its unknown moves, each once.
 fn missing_tables(
-    pos: &Chess,
+    pos: &VariantPosition,
     answer: &TablebaseAnswer,
     installed: Option<&InstalledTables>,
 ) -> Vec<String> {

@@ -13,7 +13,7 @@
 use leptos::prelude::*;
 use shakmaty::{Color, Role};
 
-use crate::source::position_href;
+use crate::{source::position_href, variant::Variant};
 
 const DATA: &str = include_str!("stats.tsv");
 
@@ -188,7 +188,8 @@ fn longest_wins(stats: &TableStats, swapped: bool) -> impl IntoView {
     .filter_map(|(longest, who)| {
         let (ply, fen) = longest?;
         // The example is in the table's colours (stronger side white).
-        let href = position_href(&fen);
+        // The statistics are of the standard tables.
+        let href = position_href(Variant::Standard, &fen);
         Some(view! {
             <li>
                 {format!("Longest win for {who}: DTZ {ply} ")}

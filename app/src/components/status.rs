@@ -2,7 +2,7 @@
 //! or why there is no verdict (mate, stalemate, outside the tables, illegal).
 
 use leptos::prelude::*;
-use shakmaty::{Chess, Color, Position};
+use shakmaty::{Color, Position, variant::VariantPosition};
 
 use crate::{
     api::{InstalledTables, TablebaseAnswer},
@@ -13,6 +13,7 @@ use crate::{
     position::piece_count,
     tables::unknown_reason,
     text::capitalized,
+    variant::end_words,
 };
 
 /// Why there is no verdict, when the answer did not come.
@@ -39,12 +40,15 @@ impl NoAnswer {
 /// `draw`, `loss`, `unknown`, `error`), seen from the side to move.
 /// `installed` (when known) lets an unknown position say which table it needs.
 pub fn status_line(
-    pos: &Chess,
+    pos: &VariantPosition,
     answer: Result<&TablebaseAnswer, &NoAnswer>,
     installed: Option<&InstalledTables>,
 ) -> (String, &'static str) {
     let side = capitalized(color_name(pos.turn()));
     let other = capitalized(color_name(pos.turn().other()));
+    if let Some(words) = end_words(pos) {
+        return (words, "loss");
+    }
     if pos.is_checkmate() {
         return (format!("Checkmate: {other} wins"), "loss");
     }
@@ -89,7 +93,7 @@ pub fn status_line(
 }
 
 /// An unknown position's verdict: which table it needs, when the page knows.
-fn not_in_tables(pos: &Chess, installed: Option<&InstalledTables>) -> String {
+fn not_in_tables(pos: &VariantPosition, installed: Option<&InstalledTables>) -> String {
     let pieces = piece_count(pos);
     match installed.and_then(|tables| unknown_reason(pos, tables)) {
         Some(reason) => format!("Not in the installed tables: {reason}"),
@@ -114,7 +118,11 @@ pub fn Status(text: String, class: &'static str) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::position::parse_fen;
+    use shakmaty::variant::VariantPosition;
+
+    fn parse_fen(fen: &str) -> Result<VariantPosition, crate::position::FenError> {
+        crate::position::parse_fen(fen).map(VariantPosition::from)
+    }
 
     #[test]
     fn mate_stalemate_and_outside_the_tables() {
