@@ -2,9 +2,9 @@
 //! answer for it: "KRPvKR not installed" tells a self-hoster what to fetch,
 //! where a bare "unknown" tells them nothing.
 
-use shakmaty::{Board, Color, Position, Role};
+use shakmaty::{Board, Color, Position};
 
-use crate::api::InstalledTables;
+use crate::{api::InstalledTables, components::stats::side_material};
 
 /// The most pieces a Syzygy table holds.
 pub const MAX_PIECES: usize = 7;
@@ -13,26 +13,14 @@ pub const MAX_PIECES: usize = 7;
 /// stronger side first (more pieces, then more of each role from king to
 /// pawn), e.g. `KRPvKR`.
 pub fn table_name(board: &Board) -> String {
-    let white = side(board, Color::White);
-    let black = side(board, Color::Black);
+    let white = side_material(board, Color::White);
+    let black = side_material(board, Color::Black);
     let (first, second) = if strength(&white) >= strength(&black) {
         (white, black)
     } else {
         (black, white)
     };
     format!("{first}v{second}")
-}
-
-/// One side's pieces as a table names them: `KRP`.
-fn side(board: &Board, color: Color) -> String {
-    Role::ALL
-        .into_iter()
-        .rev()
-        .map(|role| {
-            let n = (board.by_color(color) & board.by_role(role)).count();
-            role.upper_char().to_string().repeat(n)
-        })
-        .collect()
 }
 
 /// The order the generator uses to put the stronger side first.

@@ -15,7 +15,7 @@ use app::{
 use axum::http::StatusCode;
 use serde_json::Value;
 use server::{
-    engine::{Engine, EngineConfig, TableSet, TableSets},
+    engine::{Engine, EngineConfig, TableDirs, TableDirsByVariant},
     store::embedded::{EMBEDDED_ATOMIC_DIR, EmbeddedFilesystem},
 };
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile};
@@ -315,13 +315,13 @@ impl Filesystem for PanicsOnKqvk {
 
 #[tokio::test]
 async fn a_prober_panic_answers_500_naming_the_position_and_the_server_goes_on() {
-    let sets = TableSets {
-        standard: TableSet::none(),
-        atomic: TableSet {
+    let sets = TableDirsByVariant {
+        standard: TableDirs::none(),
+        atomic: TableDirs {
             filesystem: Arc::new(PanicsOnKqvk),
             dirs: vec![PathBuf::from(EMBEDDED_ATOMIC_DIR)],
         },
-        antichess: TableSet::none(),
+        antichess: TableDirs::none(),
     };
     let engine = Engine::with_table_sets(&EngineConfig::default(), &sets).expect("tables load");
     let router = common::router(engine);

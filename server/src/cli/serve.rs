@@ -178,6 +178,13 @@ fn open_engine(args: &ServeArgs, budget: &DescriptorBudget) -> Result<Engine, Lo
             dir.completeness()
         );
     }
+    let set = engine.table_set();
+    tracing::info!(
+        "serving table set {} ({} files, {} bytes; X-Table-Set and zugzwang_table_set_info)",
+        set.digest(),
+        set.files(),
+        set.bytes()
+    );
     if engine.max_pieces() == 0 {
         tracing::warn!("no tables found: every position will be answered as unknown");
     }

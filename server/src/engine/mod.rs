@@ -9,6 +9,7 @@ pub mod mainline;
 pub mod order;
 pub mod pool;
 pub mod probe;
+pub mod table_set;
 pub mod tables;
 
 use std::{path::PathBuf, sync::Arc};
@@ -26,7 +27,8 @@ use pool::ProbePool;
 pub use answer_cache::{AnswerCache, CacheStats};
 pub use error::EngineError;
 pub use load_shedding::LoadShedding;
-pub use tables::{LoadError, LoadedDirectory, TableSet, TableSets, Tables};
+pub use table_set::TableSet;
+pub use tables::{LoadError, LoadedDirectory, TableDirs, TableDirsByVariant, Tables};
 
 use crate::store::{
     self, StoreOptions,
@@ -100,17 +102,17 @@ impl Engine {
             false => Some(store::open(&config.store, &on_disk)?),
         };
         let set = |dirs: &[PathBuf], embedded: Option<&str>| match (&store, embedded) {
-            (Some(filesystem), _) if !dirs.is_empty() => TableSet {
+            (Some(filesystem), _) if !dirs.is_empty() => TableDirs {
                 filesystem: Arc::clone(filesystem),
                 dirs: dirs.to_vec(),
             },
-            (_, Some(embedded)) => TableSet {
+            (_, Some(embedded)) => TableDirs {
                 filesystem: Arc::new(EmbeddedFilesystem),
                 dirs: vec![PathBuf::from(embedded)],
             },
-            (_, None) => TableSet::none(),
+            (_, None) => TableDirs::none(),
         };
-        let sets = TableSets {
+        let sets = TableDirsByVariant {
             standard: set(&config.tables, Some(EMBEDDED_DIR)),
             atomic: set(&config.atomic, Some(EMBEDDED_ATOMIC_DIR)),
             antichess: set(&config.antichess, None),
@@ -128,20 +130,23 @@ impl Engine {
     ) -> Result<Engine, LoadError> {
         Self::with_table_sets(
             config,
-            &TableSets {
-                standard: TableSet {
+            &TableDirsByVariant {
+                standard: TableDirs {
                     filesystem,
                     dirs: dirs.to_vec(),
                 },
-                atomic: TableSet::none(),
-                antichess: TableSet::none(),
+                atomic: TableDirs::none(),
+                antichess: TableDirs::none(),
             },
         )
     }
 
     /// An engine over the given table sets, ignoring the config's storage
     /// choices.
-    pub fn with_table_sets(config: &EngineConfig, sets: &TableSets) -> Result<Engine, LoadError> {
+    pub fn with_table_sets(
+        config: &EngineConfig,
+        sets: &TableDirsByVariant,
+    ) -> Result<Engine, LoadError> {
         let (tables, directories) = Tables::load_sets(sets)?;
         Ok(Engine {
             pool: ProbePool::new(tables, config.probe_threads, config.sequential_probes),
@@ -171,6 +176,11 @@ impl Engine {
     /// .rtbw and .rtbz were both loaded from the table directories.
     pub fn installed_tables(&self) -> Vec<String> {
         self.pool.tables().installed().to_vec()
+    }
+
+    /// The table set answers come from, named by a digest of its files.
+    pub fn table_set(&self) -> &TableSet {
+        self.pool.tables().table_set()
     }
 
     /// Largest piece count any loaded standard table covers.

@@ -19,7 +19,7 @@ use shakmaty::{
 };
 use shakmaty_syzygy::{Dtz, MaybeRounded, Syzygy, SyzygyError, Tablebase, filesystem::Filesystem};
 
-use super::EngineError;
+use super::{EngineError, TableSet};
 use crate::store::{
     catalog,
     coverage::MissingChecksums,
@@ -73,16 +73,16 @@ pub enum LoadError {
 
 /// One variant's table directories and the filesystem they are read through.
 #[derive(Clone)]
-pub struct TableSet {
+pub struct TableDirs {
     pub filesystem: Arc<dyn Filesystem>,
     pub dirs: Vec<PathBuf>,
 }
 
-impl TableSet {
+impl TableDirs {
     /// No tables: every probe that needs one answers "unknown", as
     /// lila-tablebase does for a variant it was given no directory for.
-    pub fn none() -> TableSet {
-        TableSet {
+    pub fn none() -> TableDirs {
+        TableDirs {
             filesystem: Arc::new(EmbeddedFilesystem),
             dirs: Vec::new(),
         }
@@ -91,10 +91,10 @@ impl TableSet {
 
 /// The table sets of the three variants.
 #[derive(Clone)]
-pub struct TableSets {
-    pub standard: TableSet,
-    pub atomic: TableSet,
-    pub antichess: TableSet,
+pub struct TableDirsByVariant {
+    pub standard: TableDirs,
+    pub atomic: TableDirs,
+    pub antichess: TableDirs,
 }
 
 pub struct Tables {
@@ -107,6 +107,8 @@ pub struct Tables {
     rejected: HashMap<String, String>,
     /// Published standard materials with both files loaded, sorted (e.g. `KRvK`).
     installed: Vec<String>,
+    /// A digest of every loaded file's name and size, all variants.
+    table_set: TableSet,
 }
 
 /// Published standard materials with both files loaded from any of the directories.
@@ -135,48 +137,56 @@ impl Tables {
         filesystem: Arc<dyn Filesystem>,
         dirs: &[PathBuf],
     ) -> Result<(Tables, Vec<LoadedDirectory>), LoadError> {
-        Tables::load_sets(&TableSets {
-            standard: TableSet {
+        Tables::load_sets(&TableDirsByVariant {
+            standard: TableDirs {
                 filesystem,
                 dirs: dirs.to_vec(),
             },
-            atomic: TableSet::none(),
-            antichess: TableSet::none(),
+            atomic: TableDirs::none(),
+            antichess: TableDirs::none(),
         })
     }
 
     /// Registers every table file of every variant's directories; files are
     /// opened lazily on first probe. A damaged file is logged and skipped
     /// rather than keeping the server from starting.
-    pub fn load_sets(sets: &TableSets) -> Result<(Tables, Vec<LoadedDirectory>), LoadError> {
+    pub fn load_sets(
+        sets: &TableDirsByVariant,
+    ) -> Result<(Tables, Vec<LoadedDirectory>), LoadError> {
         let mut tables = Tables {
             tablebase: Tablebase::with_filesystem(Arc::clone(&sets.standard.filesystem)),
             atomic: Tablebase::with_filesystem(Arc::clone(&sets.atomic.filesystem)),
             antichess: Tablebase::with_filesystem(Arc::clone(&sets.antichess.filesystem)),
             rejected: HashMap::new(),
             installed: Vec::new(),
+            table_set: TableSet::of([]),
         };
         let mut loaded = Vec::new();
         let rejected = &mut tables.rejected;
+        let mut sized = Vec::new();
         loaded.extend(register(
             &mut tables.tablebase,
             Variant::Standard,
             &sets.standard,
             rejected,
+            &mut sized,
         )?);
         loaded.extend(register(
             &mut tables.atomic,
             Variant::Atomic,
             &sets.atomic,
             rejected,
+            &mut sized,
         )?);
         loaded.extend(register(
             &mut tables.antichess,
             Variant::Antichess,
             &sets.antichess,
             rejected,
+            &mut sized,
         )?);
         tables.installed = installed(&loaded);
+        tables.table_set = TableSet::of(sized);
         Ok((tables, loaded))
     }
 
@@ -184,6 +194,11 @@ impl Tables {
     /// material (`KRvK`), for the page to say which are installed.
     pub fn installed(&self) -> &[String] {
         &self.installed
+    }
+
+    /// Which table set this is (a digest of the loaded files).
+    pub fn table_set(&self) -> &TableSet {
+        &self.table_set
     }
 
     /// Largest piece count the loaded tables of a variant cover (0: none loaded).
@@ -274,8 +289,9 @@ impl Tables {
 fn register<S: Position + Clone + Syzygy>(
     tablebase: &mut Tablebase<S>,
     variant: Variant,
-    set: &TableSet,
+    set: &TableDirs,
     rejected: &mut HashMap<String, String>,
+    sized: &mut Vec<(String, u64)>,
 ) -> Result<Vec<LoadedDirectory>, LoadError> {
     let mut loaded = Vec::new();
     for dir in &set.dirs {
@@ -298,6 +314,10 @@ fn register<S: Position + Clone + Syzygy>(
                 Ok(()) => {
                     count.tables += 1;
                     count.files.push(file_name(&path));
+                    // add_file has just read the size; a file that vanished
+                    // since counts as empty, which still changes the digest.
+                    let size = set.filesystem.regular_file_size(&path).unwrap_or(0);
+                    sized.push((file_name(&path), size));
                 }
                 // Not a table file name (README, checksums), or another
                 // variant's table.

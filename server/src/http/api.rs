@@ -17,7 +17,7 @@ use axum::{
 use serde::Serialize;
 use shakmaty::variant::VariantPosition;
 
-use super::{AppState, error::HttpError, metrics};
+use super::{AppState, error::HttpError, metrics, table_set::Validator};
 use crate::engine::EngineError;
 
 const CBOR: &str = "application/cbor";
@@ -48,9 +48,14 @@ pub async fn probe(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let pos = position(variant, &query)?;
+    let validator = validator(&state, variant.api_path(), &pos, &headers);
+    if validator.matches(&headers) {
+        return Ok(validator.not_modified());
+    }
     let (answer, reads) = metrics::counting_reads(state.engine.probe(pos)).await;
     let mut response = negotiate(&headers, answer?.as_ref());
     response.headers_mut().insert(metrics::PROBE_READS, reads);
+    validator.stamp(response.headers_mut());
     Ok(response)
 }
 
@@ -61,9 +66,14 @@ pub async fn mainline(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let pos = position(variant, &query)?;
+    let validator = validator(&state, variant.mainline_path(), &pos, &headers);
+    if validator.matches(&headers) {
+        return Ok(validator.not_modified());
+    }
     let (answer, reads) = metrics::counting_reads(state.engine.mainline(pos)).await;
     let mut response = negotiate(&headers, answer?.as_ref());
     response.headers_mut().insert(metrics::PROBE_READS, reads);
+    validator.stamp(response.headers_mut());
     Ok(response)
 }
 
@@ -77,13 +87,28 @@ fn position(
     parse_variant_fen(variant, fen)
 }
 
-/// JSON unless the client asks for CBOR.
-fn negotiate<T: Serialize>(headers: &HeaderMap, body: &T) -> Response {
-    let wants_cbor = headers
+/// The ETag of this request's answer: a conditional request is answered
+/// before probing, since the answer cannot have changed with the tables.
+fn validator(
+    state: &AppState,
+    route: &str,
+    pos: &VariantPosition,
+    headers: &HeaderMap,
+) -> Validator {
+    let format = if wants_cbor(headers) { "cbor" } else { "json" };
+    Validator::new(state.engine.table_set(), route, pos, format)
+}
+
+fn wants_cbor(headers: &HeaderMap) -> bool {
+    headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains(CBOR));
-    if !wants_cbor {
+        .is_some_and(|accept| accept.contains(CBOR))
+}
+
+/// JSON unless the client asks for CBOR.
+fn negotiate<T: Serialize>(headers: &HeaderMap, body: &T) -> Response {
+    if !wants_cbor(headers) {
         return Json(body).into_response();
     }
     let mut bytes = Vec::new();

@@ -9,11 +9,15 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{AppState, exposition::Exposition};
+use super::{
+    AppState,
+    exposition::{Exposition, Kind},
+};
 use crate::{engine::CacheStats, service::process_health::ProcessHealth, store::metrics};
 
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut out = Exposition::after(metrics::global().render());
+    render_table_set(&mut out, &state);
     state.requests.render(&mut out);
     render_load(&mut out, &state);
     render_cache(&mut out, state.engine.cache_stats().await);
@@ -26,6 +30,35 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         out.into_string(),
     )
         .into_response()
+}
+
+/// Which tables this replica answers from: the digest as a label (an
+/// "info" gauge of 1, so a mixed fleet shows as several digests) and how
+/// many tables are installed, which tells the complete replicas apart.
+fn render_table_set(out: &mut Exposition, state: &AppState) {
+    let set = state.engine.table_set();
+    let name = "zugzwang_table_set_info";
+    out.family(
+        name,
+        "The table set answers come from: digest of the loaded table files' names and sizes, as in X-Table-Set.",
+        Kind::Gauge,
+    );
+    out.sample(name, &[("digest", set.digest())], 1);
+    out.gauge(
+        "zugzwang_table_set_files",
+        "Table files loaded (.rtbw and .rtbz).",
+        to_u64(set.files()),
+    );
+    out.gauge(
+        "zugzwang_table_set_bytes",
+        "Total size of the loaded table files.",
+        set.bytes(),
+    );
+    out.gauge(
+        "zugzwang_tables_installed",
+        "Published tables with both files loaded (as GET /tables lists them).",
+        to_u64(state.engine.installed_tables().len()),
+    );
 }
 
 /// Whether the server keeps up: requests refused, connections held and

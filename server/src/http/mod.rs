@@ -7,6 +7,7 @@ pub mod exposition;
 pub mod metrics;
 pub mod page;
 pub mod request_metrics;
+pub mod table_set;
 pub mod tables;
 
 use std::sync::Arc;
@@ -60,11 +61,24 @@ impl FromRef<AppState> for LeptosOptions {
 }
 
 /// All routes: the API (open to other origins, as lichess's is) and the page.
+/// API answers, errors included, name the table set they came from.
 pub fn router(state: AppState) -> Router {
-    let api = api::routes().layer(CorsLayer::permissive());
-    let api = api
-        .route("/metrics", get(metrics::metrics))
-        .route("/tables", get(tables::tables));
+    let table_set = table_set::header_value(state.engine.table_set());
+    let api = api::routes()
+        .layer(CorsLayer::permissive())
+        .route("/tables", get(tables::tables))
+        .layer(axum::middleware::map_response(
+            move |mut response: axum::response::Response| {
+                let table_set = table_set.clone();
+                async move {
+                    response
+                        .headers_mut()
+                        .insert(table_set::X_TABLE_SET, table_set);
+                    response
+                }
+            },
+        ));
+    let api = api.route("/metrics", get(metrics::metrics));
     let requests = Arc::clone(&state.requests);
     let routes = page::routes(state.clone()).merge(api).with_state(state);
     request_metrics::layer(routes, requests)
