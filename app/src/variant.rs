@@ -89,7 +89,7 @@ impl Variant {
     }
 
     /// What a broken variant-specific rule means here, in words.
-    fn rule_words(self) -> &'static str {
+    pub(crate) fn rule_words(self) -> &'static str {
         match self {
             Variant::Standard => "not a standard chess position",
             Variant::Atomic => "not a legal atomic position",
@@ -145,28 +145,6 @@ pub fn read_variant_fen(variant: Variant, text: &str) -> FenReading<VariantPosit
     }
 }
 
-/// How a variant game ended, in a player's words ("White wins: Black's
-/// king exploded"), or `None` if it did not end by the variant's own rule.
-pub fn end_words(pos: &VariantPosition) -> Option<String> {
-    use shakmaty::{Color, KnownOutcome, Outcome, Position};
-    if !pos.is_variant_end() {
-        return None;
-    }
-    let name = |c: Color| match c {
-        Color::White => "White",
-        Color::Black => "Black",
-    };
-    let Outcome::Known(KnownOutcome::Decisive { winner }) = pos.variant_outcome() else {
-        return Some("Draw by the variant's rules".to_string());
-    };
-    let reason = match pos.variant() {
-        rules::Variant::Atomic => format!("{}'s king exploded", name(winner.other())),
-        rules::Variant::Antichess => format!("{} has no pieces left", name(winner)),
-        _ => "by the variant's rules".to_string(),
-    };
-    Some(format!("{} wins: {reason}", name(winner)))
-}
-
 fn position_of(variant: Variant, fen: Fen) -> Result<VariantPosition, FenError> {
     VariantPosition::from_setup(variant.rules(), fen.into_setup(), CastlingMode::Standard)
         .or_else(PositionError::ignore_invalid_ep_square)
@@ -218,22 +196,6 @@ mod tests {
             read_variant_fen(Variant::Antichess, "bad fen").position,
             Err(FenError::Malformed { .. })
         ));
-    }
-
-    #[test]
-    fn variant_ends_in_words() {
-        let exploded = parse_variant_fen(Variant::Atomic, "8/8/8/8/8/8/4K3/8 b - - 0 1")
-            .expect("black's king exploded");
-        assert_eq!(
-            end_words(&exploded).as_deref(),
-            Some("White wins: Black's king exploded")
-        );
-        let bare = parse_variant_fen(Variant::Antichess, "8/8/8/8/8/8/4K3/8 b - - 0 1")
-            .expect("black has nothing left");
-        assert_eq!(
-            end_words(&bare).as_deref(),
-            Some("Black wins: Black has no pieces left")
-        );
     }
 
     #[test]

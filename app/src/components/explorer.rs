@@ -9,8 +9,9 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
-use shakmaty::{Color, Move, Position, Square, variant::VariantPosition};
+use shakmaty::{Color, Move, Position, Square};
 
+use crate::game::Game;
 use crate::{
     components::{
         arrow::HoveredMove,
@@ -159,7 +160,7 @@ fn BoardTools(
     orientation: RwSignal<Color>,
     mode: RwSignal<Mode>,
     editing: Memo<bool>,
-    pos: Signal<Option<VariantPosition>>,
+    pos: Signal<Option<Game>>,
 ) -> impl IntoView {
     view! {
         <div class="board-tools">
@@ -187,7 +188,7 @@ fn BoardTools(
 fn title(
     variant: Memo<Variant>,
     placement: Memo<shakmaty::Board>,
-    parsed: Memo<Result<VariantPosition, String>>,
+    parsed: Memo<Result<Game, String>>,
 ) -> impl Fn() -> String + Send + Sync + 'static {
     let first_title = page_title(
         variant.get_untracked(),
@@ -201,7 +202,7 @@ fn title(
 }
 
 /// The tab's title: the material and the side to move, "KRvK, white to move".
-fn page_title(variant: Variant, board: &shakmaty::Board, pos: Option<VariantPosition>) -> String {
+fn page_title(variant: Variant, board: &shakmaty::Board, pos: Option<Game>) -> String {
     let rules = match variant {
         Variant::Standard => "",
         Variant::Atomic => "Atomic ",

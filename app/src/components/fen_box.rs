@@ -6,7 +6,7 @@
 
 use leptos::{ev::SubmitEvent, html, prelude::*};
 
-use crate::{hooks::url_position::use_variant, position::to_fen, variant::parse_variant_fen};
+use crate::{game::parse_game_fen, hooks::url_position::use_variant, position::to_fen};
 
 #[component]
 pub fn FenBox(
@@ -27,7 +27,7 @@ pub fn FenBox(
         let Some(el) = input.get_untracked() else {
             return;
         };
-        match parse_variant_fen(variant.get_untracked(), &el.value()) {
+        match parse_game_fen(variant.get_untracked(), &el.value()) {
             Ok(pos) => {
                 message.set(None);
                 on_fen.run(to_fen(&pos));

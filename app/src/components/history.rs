@@ -11,12 +11,12 @@ use crate::{
         movetext::{Movetext, ShownMove, dtz_comment, pgn},
         step_buttons::StepButtons,
     },
+    game::parse_game_fen,
     hooks::{
         answers::Answers,
         history::{Line, MoveHistory},
     },
     source::position_href,
-    variant::parse_variant_fen,
 };
 
 /// What the copy button last did.
@@ -133,7 +133,7 @@ fn line_pgn(line: &Line, answers: Answers) -> String {
         ));
         before = &ply.fen;
     }
-    let result = parse_variant_fen(line.variant, before)
+    let result = parse_game_fen(line.variant, before)
         .map(|p| p.outcome().as_str())
         .unwrap_or("*");
     pgn("Zugzwang analysis", &line.start, &moves, result)

@@ -7,8 +7,9 @@
 //! of its positions.
 
 use leptos::{prelude::*, task::spawn_local};
-use shakmaty::{Color, Position, uci::UciMove, variant::VariantPosition};
+use shakmaty::{Color, Position, uci::UciMove};
 
+use crate::game::Game;
 use crate::{
     components::{
         movetext::{Movetext, ShownMove, dtz_comment, pgn},
@@ -17,7 +18,7 @@ use crate::{
     hooks::{history::MoveHistory, url_position::use_variant},
     position::to_fen,
     source::{fetch_mainline, position_href},
-    variant::{Variant, end_words},
+    {game::end_words, variant::Variant},
 };
 
 /// One fetched line: the start and the positions after each step.
@@ -88,7 +89,7 @@ impl Line {
 }
 
 /// Builds the line's positions from the API's UCI moves.
-fn build_line(start: &VariantPosition, answer: crate::api::MainlineAnswer) -> Line {
+fn build_line(start: &Game, answer: crate::api::MainlineAnswer) -> Line {
     let mut pos = start.clone();
     let mut steps = Vec::new();
     for step in answer.mainline {
@@ -108,7 +109,7 @@ fn build_line(start: &VariantPosition, answer: crate::api::MainlineAnswer) -> Li
         });
     }
     Line {
-        variant: Variant::of(start).unwrap_or_default(),
+        variant: start.variant(),
         start: to_fen(start),
         ending: ending(start, &pos, answer.dtz, steps.len()),
         steps,
@@ -120,7 +121,7 @@ fn build_line(start: &VariantPosition, answer: crate::api::MainlineAnswer) -> Li
 /// the game is over or a draw can be claimed under the 50-move rule (as
 /// lila-tablebase does), so a win whose next capture or pawn move comes too
 /// late (a cursed win, or a blessed loss seen from the loser) ends in a draw.
-fn ending(start: &VariantPosition, end: &VariantPosition, root_dtz: i32, n: usize) -> String {
+fn ending(start: &Game, end: &Game, root_dtz: i32, n: usize) -> String {
     let after = match n {
         1 => "after 1 ply".to_string(),
         n => format!("after {n} plies"),
@@ -173,7 +174,7 @@ fn data_url(mime: &str, text: &str) -> String {
 
 #[component]
 pub fn Mainline(
-    #[prop(into)] pos: Signal<Option<VariantPosition>>,
+    #[prop(into)] pos: Signal<Option<Game>>,
     /// The tab's move history, walked along as the line is stepped through.
     history: MoveHistory,
 ) -> impl IntoView {
@@ -367,7 +368,7 @@ mod tests {
 
     #[test]
     fn says_why_a_line_ends() {
-        let fen = |f: &str| crate::variant::parse_variant_fen(Variant::Standard, f).expect("legal");
+        let fen = |f: &str| crate::game::parse_game_fen(Variant::Standard, f).expect("legal");
         let start = fen("4k3/8/8/8/8/8/8/4K2R w - - 90 1");
         let claimable = fen("3k4/8/8/8/1K6/8/R7/8 w - - 100 6");
         assert_eq!(

@@ -6,8 +6,9 @@
 //! client-side navigation and hovering a move shows it on the board.
 
 use leptos::prelude::*;
-use shakmaty::{Position, Square, uci::UciMove, variant::VariantPosition};
+use shakmaty::{Position, Square, uci::UciMove};
 
+use crate::game::Game;
 use crate::{
     api::MoveInfo,
     components::{
@@ -33,7 +34,7 @@ pub struct ListedMove {
 }
 
 /// Pairs each answered move with the position after it, computed locally.
-pub fn listed_moves(pos: &VariantPosition, moves: &[MoveInfo]) -> Vec<ListedMove> {
+pub fn listed_moves(pos: &Game, moves: &[MoveInfo]) -> Vec<ListedMove> {
     moves
         .iter()
         .map(|info| {
@@ -59,7 +60,7 @@ pub fn listed_moves(pos: &VariantPosition, moves: &[MoveInfo]) -> Vec<ListedMove
 }
 
 /// Moves known locally when the tables have no answer: shown as "unknown".
-pub fn unknown_moves(pos: &VariantPosition) -> Vec<MoveInfo> {
+pub fn unknown_moves(pos: &Game) -> Vec<MoveInfo> {
     pos.legal_moves()
         .into_iter()
         .map(|m| MoveInfo::play(pos, m).0)

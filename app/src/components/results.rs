@@ -3,8 +3,9 @@
 //! greyed, until the new one arrives.
 
 use leptos::prelude::*;
-use shakmaty::{Position, Square, variant::VariantPosition};
+use shakmaty::{Position, Square};
 
+use crate::game::Game;
 use crate::{
     api::{Category, InstalledTables, TablebaseAnswer},
     components::{
@@ -38,7 +39,7 @@ pub type TablesResource = Resource<Option<InstalledTables>>;
 
 #[component]
 pub fn Results(
-    parsed: Memo<Result<VariantPosition, String>>,
+    parsed: Memo<Result<Game, String>>,
     answers: Answers,
     answer: AnswerResource,
     tables: TablesResource,
@@ -111,7 +112,7 @@ fn explained(mut moves: Vec<ListedMove>, installed: Option<&InstalledTables>) ->
 
 /// The tables missing for the position and its unknown moves, each once.
 fn missing_tables(
-    pos: &VariantPosition,
+    pos: &Game,
     answer: &TablebaseAnswer,
     installed: Option<&InstalledTables>,
 ) -> Vec<String> {

@@ -2,7 +2,7 @@
 //! or why there is no verdict (mate, stalemate, outside the tables, illegal).
 
 use leptos::prelude::*;
-use shakmaty::{Color, Position, variant::VariantPosition};
+use shakmaty::{Color, Position};
 
 use crate::{
     api::{InstalledTables, TablebaseAnswer},
@@ -10,10 +10,10 @@ use crate::{
         outcome::{Label, Outcome},
         pieces::color_name,
     },
+    game::{Game, end_words},
     position::piece_count,
     tables::unknown_reason,
     text::capitalized,
-    variant::end_words,
 };
 
 /// Why there is no verdict, when the answer did not come.
@@ -40,7 +40,7 @@ impl NoAnswer {
 /// `draw`, `loss`, `unknown`, `error`), seen from the side to move.
 /// `installed` (when known) lets an unknown position say which table it needs.
 pub fn status_line(
-    pos: &VariantPosition,
+    pos: &Game,
     answer: Result<&TablebaseAnswer, &NoAnswer>,
     installed: Option<&InstalledTables>,
 ) -> (String, &'static str) {
@@ -93,7 +93,7 @@ pub fn status_line(
 }
 
 /// An unknown position's verdict: which table it needs, when the page knows.
-fn not_in_tables(pos: &VariantPosition, installed: Option<&InstalledTables>) -> String {
+fn not_in_tables(pos: &Game, installed: Option<&InstalledTables>) -> String {
     let pieces = piece_count(pos);
     match installed.and_then(|tables| unknown_reason(pos, tables)) {
         Some(reason) => format!("Not in the installed tables: {reason}"),
@@ -118,10 +118,10 @@ pub fn Status(text: String, class: &'static str) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::variant::VariantPosition;
+    use crate::game::Game;
 
-    fn parse_fen(fen: &str) -> Result<VariantPosition, crate::position::FenError> {
-        crate::position::parse_fen(fen).map(VariantPosition::from)
+    fn parse_fen(fen: &str) -> Result<Game, crate::position::FenError> {
+        crate::position::parse_fen(fen).map(Game::Chess)
     }
 
     #[test]

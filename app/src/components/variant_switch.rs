@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use crate::{
     source::position_href,
-    variant::{Variant, parse_variant_fen},
+    {game::parse_game_fen, variant::Variant},
 };
 
 /// Where a variant starts when the position on show is not legal under its
@@ -23,7 +23,7 @@ fn start_fen(variant: Variant) -> &'static str {
 
 /// The link to a variant: the same position if its rules allow it.
 fn variant_href(variant: Variant, fen: &str) -> String {
-    let fen = if parse_variant_fen(variant, fen).is_ok() {
+    let fen = if parse_game_fen(variant, fen).is_ok() {
         fen
     } else {
         start_fen(variant)
@@ -73,7 +73,7 @@ mod tests {
             position_href(Variant::Standard, start_fen(Variant::Standard))
         );
         for v in Variant::ALL {
-            assert!(parse_variant_fen(v, start_fen(v)).is_ok(), "{v}");
+            assert!(parse_game_fen(v, start_fen(v)).is_ok(), "{v}");
         }
     }
 }

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::game::Game;
 use leptos::prelude::*;
-use shakmaty::variant::VariantPosition;
 
 use crate::{
     api::{InstalledTables, TablebaseAnswer},
@@ -82,7 +82,7 @@ impl Answers {
 /// `parsed` (an illegal position's reason stands in for the answer).
 pub fn use_answers(
     variant: Memo<Variant>,
-    parsed: Memo<Result<VariantPosition, String>>,
+    parsed: Memo<Result<Game, String>>,
 ) -> (Answers, AnswerResource) {
     let answers = Answers {
         seen: StoredValue::new(HashMap::new()),

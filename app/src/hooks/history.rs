@@ -19,7 +19,7 @@ use crate::{
     hooks::last_moves::LastMoves,
     position::to_fen,
     source::position_href,
-    variant::{Variant, parse_variant_fen},
+    {game::parse_game_fen, variant::Variant},
 };
 
 /// One move of the line and the position after it.
@@ -97,7 +97,7 @@ impl Line {
 
 /// The legal move from one position to the other, if there is one.
 fn ply_between(variant: Variant, from: &str, to: &str) -> Option<Ply> {
-    let pos = parse_variant_fen(variant, from).ok()?;
+    let pos = parse_game_fen(variant, from).ok()?;
     pos.legal_moves().into_iter().find_map(|m| {
         let mut after = pos.clone();
         after.play_unchecked(m);

@@ -3,13 +3,13 @@
 //! playing a move, loading a FEN or leaving the editor navigates, so back and
 //! forward walk the history and every position is a link.
 
+use crate::game::Game;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
-use shakmaty::variant::VariantPosition;
 
 use crate::{
     position::to_fen,
-    variant::{Variant, read_variant_fen},
+    {game::read_game_fen, variant::Variant},
 };
 
 /// Where a visitor without a `?fen=` starts: a classic won rook ending.
@@ -23,7 +23,7 @@ pub struct UrlPosition {
     /// The FEN as the URL spells it.
     pub fen: Memo<String>,
     /// The legal position, or why the FEN gives none (in words).
-    pub parsed: Memo<Result<VariantPosition, String>>,
+    pub parsed: Memo<Result<Game, String>>,
     /// The legal position's FEN in full, as the API and links carry it.
     pub current_fen: Memo<Option<String>>,
     /// The pieces on show, which an illegal position has too.
@@ -32,7 +32,7 @@ pub struct UrlPosition {
 
 impl UrlPosition {
     /// The legal position, `None` for an illegal one.
-    pub fn pos(self) -> Signal<Option<VariantPosition>> {
+    pub fn pos(self) -> Signal<Option<Game>> {
         let parsed = self.parsed;
         Signal::derive(move || parsed.get().ok())
     }
@@ -72,7 +72,7 @@ pub fn use_shown_position(url: UrlPosition, editor_fen: Signal<Option<String>>) 
 
 /// Everything the page reads from one FEN.
 fn position_of(variant: Memo<Variant>, fen: Memo<String>) -> UrlPosition {
-    let reading = Memo::new(move |_| read_variant_fen(variant.get(), &fen.get()));
+    let reading = Memo::new(move |_| read_game_fen(variant.get(), &fen.get()));
     let parsed =
         Memo::new(move |_| reading.with(|r| r.position.clone().map_err(|err| err.to_string())));
     UrlPosition {

@@ -5,7 +5,7 @@
 use crate::{
     position::{piece_count, to_fen},
     source::fetch_answer,
-    variant::{Variant, parse_variant_fen},
+    {game::parse_game_fen, variant::Variant},
 };
 
 /// The most pieces any Syzygy table holds.
@@ -21,7 +21,7 @@ pub struct Candidate {
 /// The rules the server applies (`position::parse_fen`) and the size of the
 /// largest tables: a refusal reads as the reason.
 pub fn check_rules(variant: Variant, text: &str) -> Result<Candidate, String> {
-    let pos = parse_variant_fen(variant, text).map_err(|err| err.to_string())?;
+    let pos = parse_game_fen(variant, text).map_err(|err| err.to_string())?;
     let pieces = piece_count(&pos);
     if pieces > MAX_PIECES {
         return Err(format!(
