@@ -76,6 +76,10 @@ pub fn position_href(variant: Variant, fen: &str) -> String {
     }
 }
 
+/// How an answer that never came (network down, server gone) begins, so
+/// the page can tell it from a server's refusal and offer a retry.
+pub const UNREACHABLE: &str = "the server did not answer";
+
 /// Percent-encodes a FEN for a query string (spaces become underscores, as the API allows).
 pub fn encode(fen: &str) -> String {
     fen.chars()
@@ -100,7 +104,7 @@ async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, ApiErr
         .send()
         .await
         .map_err(|err| ApiError {
-            error: format!("the server did not answer: {err}"),
+            error: format!("{UNREACHABLE}: {err}"),
         })?;
     if !response.ok() {
         let status = response.status();

@@ -4,7 +4,7 @@
 
 use shakmaty::{Board, Color, Position};
 
-use crate::{api::InstalledTables, components::stats::side_material};
+use crate::{api::InstalledTables, components::stats::side_material, game::Game};
 
 /// The most pieces a Syzygy table holds.
 pub const MAX_PIECES: usize = 7;
@@ -39,31 +39,34 @@ fn strength(side: &str) -> (usize, [usize; 6]) {
     )
 }
 
-/// Why the installed tables cannot answer a position, in words a player
-/// and a self-hoster can act on; `None` when they should.
-pub fn unknown_reason<P: Position + Clone>(pos: &P, installed: &InstalledTables) -> Option<String> {
+/// Why the installed tables cannot answer a position; its words are for a
+/// player and a self-hoster alike.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnknownReason {
+    #[error("castling is still possible: the tables hold no positions with castling rights")]
+    Castling,
+    #[error("{0} pieces: Syzygy tables hold at most {MAX_PIECES}")]
+    TooManyPieces(usize),
+    #[error("{0} not installed")]
+    NotInstalled(String),
+}
+
+/// Why the installed tables cannot answer a position; `None` when they should.
+pub fn unknown_reason(pos: &Game, installed: &InstalledTables) -> Option<UnknownReason> {
     if pos.castles().any() {
-        return Some(
-            "castling is still possible: the tables hold no positions with castling rights"
-                .to_string(),
-        );
+        return Some(UnknownReason::Castling);
     }
     let pieces = pos.board().occupied().count();
     if pieces > MAX_PIECES {
-        return Some(format!(
-            "{pieces} pieces: Syzygy tables hold at most {MAX_PIECES}"
-        ));
+        return Some(UnknownReason::TooManyPieces(pieces));
     }
-    if let Some(missing) = missing_table(pos, installed) {
-        return Some(format!("{missing} not installed"));
-    }
-    None
+    missing_table(pos, installed).map(UnknownReason::NotInstalled)
 }
 
 /// The first table a position needs that is not installed: its own, or
 /// one its captures and promotions lead to (the DTZ of a position is
 /// found through them).
-pub fn missing_table<P: Position + Clone>(pos: &P, installed: &InstalledTables) -> Option<String> {
+fn missing_table(pos: &Game, installed: &InstalledTables) -> Option<String> {
     let has = |name: &String| installed.tables.binary_search(name).is_ok();
     let own = table_name(pos.board());
     if pos.board().occupied().count() <= 2 {
@@ -80,7 +83,7 @@ pub fn missing_table<P: Position + Clone>(pos: &P, installed: &InstalledTables) 
             after.play_unchecked(m);
             table_name(after.board())
         })
-        .find(|name| name.contains('v') && name != "KvK" && !has(name))
+        .find(|name| name != "KvK" && !has(name))
 }
 
 /// The command that fetches a missing table and those its captures and
@@ -104,7 +107,11 @@ fn mirror_for(table: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::position::parse_fen;
+    use crate::{game::parse_game_fen, variant::Variant};
+
+    fn parse_fen(fen: &str) -> Result<Game, crate::position::FenError> {
+        parse_game_fen(Variant::Standard, fen)
+    }
 
     fn installed(names: &[&str]) -> InstalledTables {
         let mut tables: Vec<String> = names.iter().map(|n| n.to_string()).collect();
@@ -134,11 +141,15 @@ mod tests {
         assert_eq!(unknown_reason(&pos, &shared), None);
         let subset = installed(&["KRvKR", "KRPvK", "KPvK", "KRvK"]);
         assert_eq!(
-            unknown_reason(&pos, &subset).as_deref(),
+            unknown_reason(&pos, &subset)
+                .map(|r| r.to_string())
+                .as_deref(),
             Some("KRPvKR not installed")
         );
         let castling = parse_fen("4k3/8/8/8/8/8/8/4K2R w K - 0 1").expect("legal");
-        assert!(unknown_reason(&castling, &subset).is_some_and(|r| r.contains("castling")),);
+        assert!(
+            unknown_reason(&castling, &subset).is_some_and(|r| r.to_string().contains("castling")),
+        );
         assert!(fetch_command("KRPvKR").contains("--only KRPvKR"));
     }
 }

@@ -14,7 +14,7 @@ use crate::{
     components::{
         arrow::{HoveredMove, arrow},
         board_keys::on_board_keydown,
-        drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
+        drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
         promotion::{PendingPromotion, promotion_dialog},
         square::{display_square, square_shade, square_view},
     },
@@ -182,13 +182,11 @@ impl Play {
     /// A press: as a click (`activate`), and a piece selected is picked up
     /// to drag if the pointer moves.
     fn press(self, ev: PointerEvent) {
-        if ev.button() != 0 || self.promotion.get_untracked().is_some() {
+        if self.promotion.get_untracked().is_some() {
             return;
         }
-        let Some(at) = BoardPoint::of(self.node, &ev) else {
-            return;
-        };
-        let Some(sq) = at.square(self.orientation.get_untracked()) else {
+        let Some((at, sq)) = pressed_square(self.node, &ev, self.orientation.get_untracked())
+        else {
             return;
         };
         ev.prevent_default();

@@ -47,6 +47,20 @@ impl BoardPoint {
     }
 }
 
+/// Where a primary-button press landed and on which square; `None` for
+/// other buttons, before the board is mounted, or off the board.
+pub fn pressed_square(
+    board: NodeRef<html::Div>,
+    ev: &PointerEvent,
+    orientation: Color,
+) -> Option<(BoardPoint, Square)> {
+    if ev.button() != 0 {
+        return None;
+    }
+    let at = BoardPoint::of(board, ev)?;
+    Some((at, at.square(orientation)?))
+}
+
 /// A piece picked up from a square, following the pointer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Drag {

@@ -3,11 +3,11 @@
 //! greyed, until the new one arrives.
 
 use leptos::prelude::*;
-use shakmaty::{Position, Square};
+use shakmaty::Square;
 
-use crate::game::Game;
+use crate::game::{Game, parse_game_fen};
 use crate::{
-    api::{Category, InstalledTables, TablebaseAnswer},
+    api::{Category, InstalledTables},
     components::{
         arrow::HoveredMove,
         move_list::{ListedMove, MoveList, listed_moves, unknown_moves},
@@ -17,8 +17,8 @@ use crate::{
         answers::{AnswerResource, Answers},
         url_position::use_variant,
     },
-    position::{parse_fen, to_fen},
-    tables::{fetch_command, missing_table, unknown_reason},
+    position::to_fen,
+    tables::{UnknownReason, fetch_command, unknown_reason},
     text::capitalized,
     variant::Variant,
 };
@@ -65,8 +65,8 @@ pub fn Results(
                 (Err(reason), _) => illegal_view(&reason),
                 (Ok(pos), Ok((fen, answer))) => {
                     let verdict = status_line(&pos, Ok(&answer), installed);
-                    let moves = explained(listed_moves(&pos, &answer.moves), installed);
-                    let missing = missing_tables(&pos, &answer, installed);
+                    let listed = listed_moves(&pos, &answer.moves);
+                    let (moves, missing) = explained(&pos, answer.pos.category, listed, installed);
                     listed_view(verdict, fen, moves, events, fetch_hint(missing))
                 }
                 (Ok(pos), Err(message)) => {
@@ -93,56 +93,45 @@ pub fn Results(
     }
 }
 
-/// Gives each unknown move the reason the installed tables give none.
-fn explained(mut moves: Vec<ListedMove>, installed: Option<&InstalledTables>) -> Vec<ListedMove> {
+/// Gives each unknown move (and the root, if unknown) the reason the
+/// installed tables give none, and collects the tables missing for them,
+/// each once, for the fetch hint.
+fn explained(
+    pos: &Game,
+    root: Category,
+    mut moves: Vec<ListedMove>,
+    installed: Option<&InstalledTables>,
+) -> (Vec<ListedMove>, Vec<String>) {
     let Some(installed) = installed else {
-        return moves;
+        return (moves, Vec::new());
     };
+    let mut missing = Vec::new();
+    let mut note = |reason: UnknownReason| {
+        if let UnknownReason::NotInstalled(table) = &reason
+            && !missing.contains(table)
+        {
+            missing.push(table.clone());
+        }
+        capitalized(&reason.to_string())
+    };
+    if root == Category::Unknown
+        && let Some(reason) = unknown_reason(pos, installed)
+    {
+        note(reason);
+    }
     for m in &mut moves {
         if m.info.pos.category != Category::Unknown {
             continue;
         }
-        let after = m.fen_after.as_deref().and_then(|fen| parse_fen(fen).ok());
+        let after = m
+            .fen_after
+            .as_deref()
+            .and_then(|fen| parse_game_fen(pos.variant(), fen).ok());
         m.unknown_because = after
-            .and_then(|pos| unknown_reason(&pos, installed))
-            .map(|why| capitalized(&why));
+            .and_then(|after| unknown_reason(&after, installed))
+            .map(&mut note);
     }
-    moves
-}
-
-/// The tables missing for the position and its unknown moves, each once.
-fn missing_tables(
-    pos: &Game,
-    answer: &TablebaseAnswer,
-    installed: Option<&InstalledTables>,
-) -> Vec<String> {
-    let Some(installed) = installed else {
-        return Vec::new();
-    };
-    let mut missing = Vec::new();
-    let unknown_after = answer
-        .moves
-        .iter()
-        .filter(|m| m.pos.category == Category::Unknown)
-        .filter_map(|m| {
-            let uci = m.uci.parse::<shakmaty::uci::UciMove>().ok()?;
-            let mv = uci.to_move(pos).ok()?;
-            let mut after = pos.clone();
-            after.play_unchecked(mv);
-            Some(after)
-        });
-    let root = (answer.pos.category == Category::Unknown).then(|| pos.clone());
-    for p in root.into_iter().chain(unknown_after) {
-        if p.castles().any() {
-            continue;
-        }
-        if let Some(table) = missing_table(&p, installed)
-            && !missing.contains(&table)
-        {
-            missing.push(table);
-        }
-    }
-    missing
+    (moves, missing)
 }
 
 /// The command that fetches the missing tables, for whoever hosts the server.

@@ -12,6 +12,7 @@ use crate::{
     },
     game::{Game, end_words},
     position::piece_count,
+    source::UNREACHABLE,
     tables::unknown_reason,
     text::capitalized,
 };
@@ -28,7 +29,7 @@ pub enum NoAnswer {
 impl NoAnswer {
     /// Sorts an error message from `source` into the two kinds.
     pub fn from_message(message: String) -> NoAnswer {
-        if message.starts_with("the server did not answer") {
+        if message.starts_with(UNREACHABLE) {
             NoAnswer::Unreachable(message)
         } else {
             NoAnswer::Refused(message)

@@ -64,9 +64,10 @@ impl FromRef<AppState> for LeptosOptions {
 /// API answers, errors included, name the table set they came from.
 pub fn router(state: AppState) -> Router {
     let table_set = table_set::header_value(state.engine.table_set());
+    let installed = tables::installed_tables(&state.engine);
     let api = api::routes()
         .layer(CorsLayer::permissive())
-        .route("/tables", get(tables::tables))
+        .route("/tables", tables::route(&installed))
         .layer(axum::middleware::map_response(
             move |mut response: axum::response::Response| {
                 let table_set = table_set.clone();
@@ -80,7 +81,9 @@ pub fn router(state: AppState) -> Router {
         ));
     let api = api.route("/metrics", get(metrics::metrics));
     let requests = Arc::clone(&state.requests);
-    let routes = page::routes(state.clone()).merge(api).with_state(state);
+    let routes = page::routes(state.clone(), installed)
+        .merge(api)
+        .with_state(state);
     request_metrics::layer(routes, requests)
         .layer(CompressionLayer::new())
         // Failed answers are logged once, with their reason, where they are

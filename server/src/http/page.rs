@@ -2,7 +2,13 @@
 
 use std::sync::Arc;
 
-use app::{App, api::ApiError, shell, source::ProbeSource, variant::parse_variant_fen};
+use app::{
+    App,
+    api::{ApiError, InstalledTables},
+    shell,
+    source::ProbeSource,
+    variant::parse_variant_fen,
+};
 use axum::Router;
 use leptos::prelude::provide_context;
 use leptos_axum::{LeptosRoutes, generate_route_list};
@@ -11,14 +17,14 @@ use super::AppState;
 use crate::engine::Engine;
 
 /// The page routes plus static files (the WASM bundle, CSS, images).
-pub fn routes(state: AppState) -> Router<AppState> {
+/// `installed` is what `GET /tables` answers, handed to the page as context.
+pub fn routes(state: AppState, installed: InstalledTables) -> Router<AppState> {
     // Rendering the route list already runs the app, which may spawn tasks:
     // with no executor set yet they would be dropped (leptos_axum sets one
     // only when it handles a request). Set the tokio one first; a second
     // call is a harmless no-op.
     let _ = any_spawner::Executor::init_tokio();
     let source = probe_source(Arc::clone(&state.engine));
-    let installed = super::tables::installed_tables(&state.engine);
     let options = state.leptos_options.clone();
     Router::new()
         .leptos_routes_with_context(

@@ -5,13 +5,23 @@
 use std::sync::Arc;
 
 use app::api::{InstalledTables, PieceCoverage};
-use axum::{Json, extract::State};
+use axum::{
+    body::Bytes,
+    http::header,
+    routing::{MethodRouter, get},
+};
 
 use super::AppState;
 use crate::{engine::Engine, store::catalog};
 
-pub async fn tables(State(state): State<AppState>) -> Json<InstalledTables> {
-    Json(installed_tables(&state.engine))
+/// `GET /tables`, answered with the JSON written once when the routes are
+/// made (the list changes only with a restart).
+pub fn route(installed: &InstalledTables) -> MethodRouter<AppState> {
+    let body = Bytes::from(serde_json::to_vec(installed).unwrap_or_default());
+    get(move || {
+        let body = body.clone();
+        async move { ([(header::CONTENT_TYPE, "application/json")], body) }
+    })
 }
 
 /// The engine's installed tables and, per piece count, how many of the

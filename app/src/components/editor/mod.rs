@@ -17,7 +17,7 @@ use shakmaty::{Color, Square, fen::Fen};
 use crate::components::{
     board::board_label,
     board_keys::on_board_keydown,
-    drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost},
+    drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
     mode::Mode,
     square::{display_square, square_shade, square_view},
 };
@@ -218,13 +218,8 @@ impl Setup {
     /// A press on the board: the tool acts on the square, or the hand
     /// picks its piece up.
     fn press(self, ev: PointerEvent) {
-        if ev.button() != 0 {
-            return;
-        }
-        let Some(at) = BoardPoint::of(self.node, &ev) else {
-            return;
-        };
-        let Some(sq) = at.square(self.orientation.get_untracked()) else {
+        let Some((at, sq)) = pressed_square(self.node, &ev, self.orientation.get_untracked())
+        else {
             return;
         };
         ev.prevent_default();
