@@ -97,8 +97,10 @@ fn percent(part: u64, total: u64) -> String {
     if total == 0 {
         return "–".to_string();
     }
-    // Tenths of a percent in integers (no float printing in the WASM).
-    let tenths = (u128::from(part) * 1000 + u128::from(total) / 2) / u128::from(total);
+    // Tenths of a percent in integers (no float printing in the WASM), in
+    // u64 (no 128-bit division either): the largest table has about 10^13
+    // positions, and 1000 times that is far below 2^64.
+    let tenths = (part.saturating_mul(1000) + total / 2) / total;
     format!("{}.{}%", tenths / 10, tenths % 10)
 }
 
@@ -223,5 +225,14 @@ mod tests {
             Some(("KQvK".into(), true))
         );
         assert!(lookup("KQvK").is_some_and(|s| s.longest_white.is_some_and(|l| l.0 == 20)));
+    }
+
+    #[test]
+    fn shares_in_tenths_of_a_percent() {
+        assert_eq!(percent(1, 3), "33.3%");
+        assert_eq!(percent(2, 3), "66.7%");
+        assert_eq!(percent(0, 0), "–");
+        // A 7-piece table's count, times 1000, still fits.
+        assert_eq!(percent(9_000_000_000_000, 10_000_000_000_000), "90.0%");
     }
 }
