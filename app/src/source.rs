@@ -98,24 +98,63 @@ pub fn encode(fen: &str) -> String {
         .collect()
 }
 
+/// GETs an API URL and reads its JSON: the answer, or the server's own
+/// message (`{"error": ...}`), or why neither came.
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, ApiError> {
-    let response = gloo_net::http::Request::get(url)
-        .send()
-        .await
-        .map_err(|err| ApiError {
-            error: format!("{UNREACHABLE}: {err}"),
-        })?;
-    if !response.ok() {
-        let status = response.status();
-        let body = response.json::<ApiError>().await.map_err(|_| ApiError {
-            error: format!("the server answered with status {status}"),
-        })?;
-        return Err(body);
-    }
-    response.json::<T>().await.map_err(|err| ApiError {
+    let (status, body) = get_text(url).await?;
+    let unread = |err: String| ApiError {
         error: format!("the server's answer could not be read: {err}"),
-    })
+    };
+    match (status, body) {
+        (200..=299, Ok(body)) => serde_json::from_str(&body).map_err(|err| unread(err.to_string())),
+        (200..=299, Err(err)) => Err(unread(err)),
+        (_, body) => Err(body
+            .ok()
+            .and_then(|body| serde_json::from_str::<ApiError>(&body).ok())
+            .unwrap_or_else(|| ApiError {
+                error: format!("the server answered with status {status}"),
+            })),
+    }
+}
+
+/// The status and body text of a GET, with the browser's own `fetch` (one
+/// function for every answer type; an HTTP client crate was about 3 KB of
+/// the gzipped WASM for this). `Err` when no answer came at all.
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+async fn get_text(url: &str) -> Result<(u16, Result<String, String>), ApiError> {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+
+    let unreachable = |err: wasm_bindgen::JsValue| ApiError {
+        error: format!("{UNREACHABLE}: {}", js_error_text(&err)),
+    };
+    let window = web_sys::window().ok_or_else(|| ApiError {
+        error: "the page has no browser window to fetch from".to_string(),
+    })?;
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(unreachable)?
+        .unchecked_into();
+    let body = match response.text() {
+        Ok(text) => JsFuture::from(text)
+            .await
+            .map(|text| text.as_string().unwrap_or_default())
+            .map_err(|err| js_error_text(&err)),
+        Err(err) => Err(js_error_text(&err)),
+    };
+    Ok((response.status(), body))
+}
+
+/// A JavaScript error as the browser prints it (`TypeError: Failed to fetch`).
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+fn js_error_text(err: &wasm_bindgen::JsValue) -> String {
+    use wasm_bindgen::JsCast;
+
+    match err.dyn_ref::<js_sys::Error>() {
+        Some(err) => String::from(err.to_string()),
+        None => "an error that is not a JavaScript Error".to_string(),
+    }
 }
 
 #[cfg(not(any(feature = "hydrate", feature = "ssr")))]

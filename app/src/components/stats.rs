@@ -223,7 +223,10 @@ mod tests {
         let html = stats_html(&board("8/8/8/8/4K3/8/1q6/k7 w - - 0 1"));
         assert!(html.starts_with("<h2>Endgame statistics</h2>"), "{html}");
         assert!(html.contains("Table <strong>KQvK</strong>"), "{html}");
-        assert!(html.contains("<li>Longest win for Black: DTZ 20 <a href=\"/?fen="), "{html}");
+        assert!(
+            html.contains("<li>Longest win for Black: DTZ 20 <a href=\"/?fen="),
+            "{html}"
+        );
         assert_eq!(html.matches("<tr>").count(), 3, "{html}");
         let none = stats_html(&board("8/8/8/8/4K3/8/8/k7 w - - 0 1"));
         assert!(none.ends_with(r#"<p class="stats-none">No statistics for this material.</p>"#));
