@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod components;
+pub mod game;
 pub mod hooks;
 pub mod position;
 pub mod source;

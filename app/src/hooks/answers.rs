@@ -4,13 +4,14 @@
 
 use std::collections::HashMap;
 
+use crate::game::Game;
 use leptos::prelude::*;
-use shakmaty::Chess;
 
 use crate::{
     api::{InstalledTables, TablebaseAnswer},
     position::to_fen,
     source::{fetch_answer, fetch_tables},
+    variant::Variant,
 };
 
 /// How many answers the tab keeps before starting afresh (a few MB at most).
@@ -19,33 +20,46 @@ const ANSWER_CACHE: usize = 2000;
 /// The URL position's answer and the FEN it answers, or why there is none.
 pub type AnswerResource = Resource<Result<(String, TablebaseAnswer), String>>;
 
-/// Answers seen in this tab, by full FEN.
+/// Answers seen in this tab, by variant and full FEN; the variant on show
+/// is the one asked about.
 #[derive(Clone, Copy)]
-pub struct Answers(StoredValue<HashMap<String, TablebaseAnswer>>);
+pub struct Answers {
+    seen: StoredValue<HashMap<(Variant, String), TablebaseAnswer>>,
+    variant: Memo<Variant>,
+}
 
 impl Answers {
+    fn key(self, fen: String) -> (Variant, String) {
+        (self.variant.get_untracked(), fen)
+    }
+
     pub fn remember(self, fen: String, answer: TablebaseAnswer) {
-        self.0.try_update_value(|map| {
+        let key = self.key(fen);
+        self.seen.try_update_value(|map| {
             if map.len() >= ANSWER_CACHE {
                 map.clear();
             }
-            map.insert(fen, answer);
+            map.insert(key, answer);
         });
     }
 
     /// The answer for a FEN if this tab has seen it.
     pub fn get(self, fen: &str) -> Option<TablebaseAnswer> {
-        self.0.try_with_value(|map| map.get(fen).cloned()).flatten()
+        let key = self.key(fen.to_string());
+        self.seen
+            .try_with_value(|map| map.get(&key).cloned())
+            .flatten()
     }
 
     /// Asks for a position's answer ahead of the click (a hovered move);
     /// nothing when it is known already or the page is gone.
     pub fn prefetch(self, fen: String) {
-        if self.0.try_with_value(|map| map.contains_key(&fen)) != Some(false) {
+        let key = self.key(fen.clone());
+        if self.seen.try_with_value(|map| map.contains_key(&key)) != Some(false) {
             return;
         }
         leptos::task::spawn_local(async move {
-            if let Ok(answer) = fetch_answer(fen.clone()).await {
+            if let Ok(answer) = fetch_answer(key.0, fen.clone()).await {
                 self.remember(fen, answer);
             }
         });
@@ -56,7 +70,7 @@ impl Answers {
         if let Some(hit) = self.get(&fen) {
             return Ok((fen, hit));
         }
-        let answer = sendable(fetch_answer(fen.clone()))
+        let answer = sendable(fetch_answer(self.variant.get_untracked(), fen.clone()))
             .await
             .map_err(|err| err.error)?;
         self.remember(fen.clone(), answer.clone());
@@ -66,11 +80,19 @@ impl Answers {
 
 /// The answer cache and the answer for the URL's position, which follows
 /// `parsed` (an illegal position's reason stands in for the answer).
-pub fn use_answers(parsed: Memo<Result<Chess, String>>) -> (Answers, AnswerResource) {
-    let answers = Answers(StoredValue::new(HashMap::new()));
+pub fn use_answers(
+    variant: Memo<Variant>,
+    parsed: Memo<Result<Game, String>>,
+) -> (Answers, AnswerResource) {
+    let answers = Answers {
+        seen: StoredValue::new(HashMap::new()),
+        variant,
+    };
     let resource = Resource::new(
-        move || parsed.get().map(|p| to_fen(&p)),
-        move |key: Result<String, String>| async move { answers.answer(key?).await },
+        // The variant is part of the key: the same FEN has other answers
+        // under other rules.
+        move || parsed.get().map(|p| (variant.get(), to_fen(&p))),
+        move |key: Result<(Variant, String), String>| async move { answers.answer(key?.1).await },
     );
     (answers, resource)
 }
