@@ -99,11 +99,15 @@ replay() {
     --duration "$DURATION" --out "$out/$name.tsv" --label "$name" --summary "$out/summary.md"
 }
 
+# Binaries before the byte-sized cache count entries instead.
+cache_flag=--cache-mb
+"$ZUGZWANG" serve --help | grep -q -- --cache-mb || cache_flag=--cache-entries
+
 for config in "$@"; do
   IFS=- read -r io hints tier probes <<<"$config"
   flags=(serve --bind "127.0.0.1:$PORT" --tables "$STATE_DIR/slow/tables")
   if [[ "$io" == hot ]]; then
-    flags+=(--cache-mb "$hints")
+    flags+=("$cache_flag" "$hints")
     # shellcheck disable=SC2206
     flags+=($SERVE_ARGS)
     echo "== $config: warm pass" >&2
@@ -125,7 +129,7 @@ for config in "$@"; do
   case "$hints" in nohint) ;; random) flags+=(--advise-random) ;; *) echo "bad HINTS in $config" >&2; exit 2 ;; esac
   case "$tier" in slow) ;; fast) flags+=(--fast "$STATE_DIR/fast/prefixes") ;; *) echo "bad TIER in $config" >&2; exit 2 ;; esac
   case "$probes" in par) ;; seq) flags+=(--sequential-probes) ;; *) echo "bad PROBES in $config" >&2; exit 2 ;; esac
-  flags+=(--cache-mb "$CACHE_MB")
+  flags+=("$cache_flag" "$CACHE_MB")
   [[ -n "$READ_TRACE" ]] && flags+=(--read-trace "$out/$config.trace.tsv")
   # Word-split on purpose: several flags in one variable.
   # shellcheck disable=SC2206
