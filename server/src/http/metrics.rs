@@ -170,9 +170,9 @@ fn to_u64(n: usize) -> u64 {
 }
 
 /// The `X-Probe-Reads` value: the request's own table reads by tier, and
-/// the blocks served from the verified-block cache without a read (all zero
-/// for an answer from the response cache or one computed for an identical
-/// request that was in flight).
+/// those served from memory without a read (index cache, verified-block
+/// cache); all zero for an answer from the response cache or one computed
+/// for an identical request that was in flight.
 pub fn probe_reads_header(reads: &metrics::RequestReads) -> HeaderValue {
     let tally = reads.tally();
     HeaderValue::from_str(&format!(

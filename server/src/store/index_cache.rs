@@ -6,7 +6,8 @@
 //! (2.2 % of the 3-4-5 piece set) but most of its reads; when tables are
 //! larger than RAM the page cache keeps them no better than the data, and
 //! each one it lost costs a seek. Kept here, a lookup costs at most its data
-//! block (measured in server/docs/benchmarks.md, "Where the disk reads go").
+//! block (measured in server/docs/benchmarks.md, "Tables larger than RAM: where
+//! the disk reads go").
 //!
 //! This is the fast tier's idea (`store::tier`) with RAM as the fast
 //! storage, and needs no build step: the index is learnt as it is read, in

@@ -6,8 +6,8 @@
 //! (measured on 6.18) a refused read has already started the I/O for the
 //! pages it asked for; the window read that follows then finds those pages
 //! in flight and reads the rest of the window around them, so one miss costs
-//! the disk three reads instead of one (server/docs/benchmarks.md, "Where
-//! the disk reads go"). `cachestat(2)` (Linux 6.5) only counts pages, so
+//! the disk three reads instead of one (server/docs/benchmarks.md, "Tables
+//! larger than RAM: where the disk reads go"). `cachestat(2)` (Linux 6.5) only counts pages, so
 //! it is asked first; where it is missing, the caller falls back to
 //! `RWF_NOWAIT`.
 

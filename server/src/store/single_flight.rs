@@ -4,12 +4,11 @@
 //! read-around window at the same moment: with the page cache dropped
 //! every second, 61 % of the reads that waited for the disk were waiting
 //! for a window another probe of the same request was reading already
-//! (server/docs/benchmarks.md, "Where the disk reads go"). The kernel does
-//! not merge such reads reliably: each reader allocates the pages it finds
-//! missing and reads them itself, so racing readers split a window into
-//! several device reads (16 threads missing on one 128 KiB window made 10
-//! device reads instead of one). Here the first reader of a window reads it;
-//! those who ask for it meanwhile wait for that read and share its bytes.
+//! (server/docs/benchmarks.md, "Tables larger than RAM: where the disk
+//! reads go"). Each of them would make a window read of its own and rely
+//! on the page cache to merge them, which the kernel mostly does; here the
+//! first reader of a window reads it, and those who ask for it meanwhile
+//! wait for that read and share its bytes, whatever the kernel does.
 //!
 //! Nothing is kept once the read is done: this is not a cache. A failed or
 //! short read is shared as a failure, and each waiter then makes its own
