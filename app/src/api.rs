@@ -116,6 +116,7 @@ impl PositionInfo {
 
 /// One legal move and what it leads to.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(from = "FlatMove")]
 pub struct MoveInfo {
     pub uci: String,
     pub san: String,
@@ -151,11 +152,100 @@ impl MoveInfo {
 
 /// Answer of `GET /standard`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(from = "FlatAnswer")]
 pub struct TablebaseAnswer {
     #[serde(flatten)]
     pub pos: PositionInfo,
     /// Every legal move, best first.
     pub moves: Vec<MoveInfo>,
+}
+
+/// A [`MoveInfo`] as the JSON has it, its position's fields next to its own.
+///
+/// Reading `#[serde(flatten)]` buffers every field in serde's catch-all
+/// `Content` first, and that machinery is about 4 KB of the gzipped WASM;
+/// a flat struct reads the same JSON directly. Writing keeps `flatten`
+/// (it costs the browser nothing, only the server writes answers).
+#[derive(Deserialize)]
+struct FlatMove {
+    uci: String,
+    san: String,
+    zeroing: bool,
+    conversion: bool,
+    checkmate: bool,
+    stalemate: bool,
+    variant_win: bool,
+    variant_loss: bool,
+    insufficient_material: bool,
+    dtz: Option<i32>,
+    precise_dtz: Option<i32>,
+    dtm: Option<i32>,
+    dtw: Option<i32>,
+    dtc: Option<i32>,
+    category: Category,
+}
+
+impl From<FlatMove> for MoveInfo {
+    fn from(m: FlatMove) -> MoveInfo {
+        MoveInfo {
+            uci: m.uci,
+            san: m.san,
+            zeroing: m.zeroing,
+            conversion: m.conversion,
+            pos: PositionInfo {
+                checkmate: m.checkmate,
+                stalemate: m.stalemate,
+                variant_win: m.variant_win,
+                variant_loss: m.variant_loss,
+                insufficient_material: m.insufficient_material,
+                dtz: m.dtz,
+                precise_dtz: m.precise_dtz,
+                dtm: m.dtm,
+                dtw: m.dtw,
+                dtc: m.dtc,
+                category: m.category,
+            },
+        }
+    }
+}
+
+/// A [`TablebaseAnswer`] as the JSON has it, read without `flatten` (see
+/// [`FlatMove`]).
+#[derive(Deserialize)]
+struct FlatAnswer {
+    checkmate: bool,
+    stalemate: bool,
+    variant_win: bool,
+    variant_loss: bool,
+    insufficient_material: bool,
+    dtz: Option<i32>,
+    precise_dtz: Option<i32>,
+    dtm: Option<i32>,
+    dtw: Option<i32>,
+    dtc: Option<i32>,
+    category: Category,
+    moves: Vec<MoveInfo>,
+}
+
+impl From<FlatAnswer> for TablebaseAnswer {
+    fn from(a: FlatAnswer) -> TablebaseAnswer {
+        TablebaseAnswer {
+            pos: PositionInfo {
+                checkmate: a.checkmate,
+                stalemate: a.stalemate,
+                variant_win: a.variant_win,
+                variant_loss: a.variant_loss,
+                insufficient_material: a.insufficient_material,
+                dtz: a.dtz,
+                precise_dtz: a.precise_dtz,
+                dtm: a.dtm,
+                dtw: a.dtw,
+                dtc: a.dtc,
+                category: a.category,
+            },
+            moves: a.moves,
+        }
+    }
 }
 
 /// One step of a DTZ-optimal line.
@@ -203,4 +293,41 @@ pub struct PieceCoverage {
     pub pieces: u8,
     pub installed: u32,
     pub published: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server writes answers with `flatten`; the page reads them flat.
+    #[test]
+    fn answers_read_back_as_written() {
+        let mut lost = PositionInfo::unknown();
+        lost.category = Category::Loss;
+        lost.dtz = Some(-3);
+        lost.variant_loss = true;
+        let answer = TablebaseAnswer {
+            pos: PositionInfo::unknown(),
+            moves: vec![MoveInfo {
+                uci: "d2d7".to_string(),
+                san: "Qxd7#".to_string(),
+                zeroing: true,
+                conversion: true,
+                pos: lost,
+            }],
+        };
+        let json = serde_json::to_string(&answer).expect("serializes");
+        assert!(
+            json.contains(
+                r#""uci":"d2d7","san":"Qxd7#","zeroing":true,"conversion":true,"checkmate":false"#
+            ),
+            "{json}"
+        );
+        let read: TablebaseAnswer = serde_json::from_str(&json).expect("reads back");
+        assert_eq!(read, answer);
+        let missing = r#"{"checkmate":false,"stalemate":false,"variant_win":false,"variant_loss":false,"insufficient_material":false,"category":"draw","moves":[]}"#;
+        let read: TablebaseAnswer =
+            serde_json::from_str(missing).expect("absent distances are null");
+        assert_eq!(read.pos.dtz, None);
+    }
 }

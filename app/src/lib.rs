@@ -8,6 +8,7 @@
 pub mod api;
 pub mod components;
 pub mod favicon;
+pub mod game;
 pub mod hooks;
 pub mod position;
 pub mod source;

@@ -2,9 +2,13 @@
 //!
 //! On the server the page calls the probe engine directly (the server provides
 //! a [`ProbeSource`] as context); in the browser it asks the public
-//! `/standard` API, so the page is one more client of the same API.
+//! `/standard`, `/atomic` or `/antichess` API, so the page is one more client
+//! of the same API.
 
-use crate::api::{ApiError, InstalledTables, MainlineAnswer, TablebaseAnswer};
+use crate::{
+    api::{ApiError, InstalledTables, MainlineAnswer, TablebaseAnswer},
+    variant::Variant,
+};
 #[cfg(feature = "ssr")]
 use std::{future::Future, pin::Pin, sync::Arc};
 
@@ -14,10 +18,10 @@ pub type AnswerFuture = Pin<Box<dyn Future<Output = Result<TablebaseAnswer, ApiE
 /// The server's probe engine, handed to server-side rendering as context.
 #[cfg(feature = "ssr")]
 #[derive(Clone)]
-pub struct ProbeSource(pub Arc<dyn Fn(String) -> AnswerFuture + Send + Sync>);
+pub struct ProbeSource(pub Arc<dyn Fn(Variant, String) -> AnswerFuture + Send + Sync>);
 
 /// Fetches the answer for a FEN: from the engine during SSR, over HTTP in the browser.
-pub async fn fetch_answer(fen: String) -> Result<TablebaseAnswer, ApiError> {
+pub async fn fetch_answer(variant: Variant, fen: String) -> Result<TablebaseAnswer, ApiError> {
     #[cfg(feature = "ssr")]
     {
         let Some(source) = leptos::prelude::use_context::<ProbeSource>() else {
@@ -25,11 +29,11 @@ pub async fn fetch_answer(fen: String) -> Result<TablebaseAnswer, ApiError> {
                 error: "the page was rendered without a probe engine".to_string(),
             });
         };
-        (source.0)(fen).await
+        (source.0)(variant, fen).await
     }
     #[cfg(not(feature = "ssr"))]
     {
-        get_json(&format!("/standard?fen={}", encode(&fen))).await
+        get_json(&format!("{}?fen={}", variant.api_path(), encode(&fen))).await
     }
 }
 
@@ -49,24 +53,27 @@ pub async fn fetch_tables() -> Result<InstalledTables, ApiError> {
 }
 
 /// Fetches the DTZ mainline; only the browser asks for it.
-pub async fn fetch_mainline(fen: String) -> Result<MainlineAnswer, ApiError> {
+pub async fn fetch_mainline(variant: Variant, fen: String) -> Result<MainlineAnswer, ApiError> {
     #[cfg(feature = "ssr")]
     {
-        let _ = fen;
+        let _ = (variant, fen);
         Err(ApiError {
             error: "the mainline is fetched by the browser".to_string(),
         })
     }
     #[cfg(not(feature = "ssr"))]
     {
-        get_json(&format!("/standard/mainline?fen={}", encode(&fen))).await
+        get_json(&format!("{}?fen={}", variant.mainline_path(), encode(&fen))).await
     }
 }
 
 /// The page's link to a position: every link and navigation to a position
 /// goes through here, so what the URL carries besides the FEN stays in one place.
-pub fn position_href(fen: &str) -> String {
-    format!("/?fen={}", encode(fen))
+pub fn position_href(variant: Variant, fen: &str) -> String {
+    match variant {
+        Variant::Standard => format!("/?fen={}", encode(fen)),
+        other => format!("/?variant={other}&fen={}", encode(fen)),
+    }
 }
 
 /// How an answer that never came (network down, server gone) begins, so
@@ -94,24 +101,63 @@ pub fn encode(fen: &str) -> String {
     out
 }
 
+/// GETs an API URL and reads its JSON: the answer, or the server's own
+/// message (`{"error": ...}`), or why neither came.
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, ApiError> {
-    let response = gloo_net::http::Request::get(url)
-        .send()
-        .await
-        .map_err(|err| ApiError {
-            error: format!("{UNREACHABLE}: {err}"),
-        })?;
-    if !response.ok() {
-        let status = response.status();
-        let body = response.json::<ApiError>().await.map_err(|_| ApiError {
-            error: format!("the server answered with status {status}"),
-        })?;
-        return Err(body);
-    }
-    response.json::<T>().await.map_err(|err| ApiError {
+    let (status, body) = get_text(url).await?;
+    let unread = |err: String| ApiError {
         error: format!("the server's answer could not be read: {err}"),
-    })
+    };
+    match (status, body) {
+        (200..=299, Ok(body)) => serde_json::from_str(&body).map_err(|err| unread(err.to_string())),
+        (200..=299, Err(err)) => Err(unread(err)),
+        (_, body) => Err(body
+            .ok()
+            .and_then(|body| serde_json::from_str::<ApiError>(&body).ok())
+            .unwrap_or_else(|| ApiError {
+                error: format!("the server answered with status {status}"),
+            })),
+    }
+}
+
+/// The status and body text of a GET, with the browser's own `fetch` (one
+/// function for every answer type; an HTTP client crate was about 3 KB of
+/// the gzipped WASM for this). `Err` when no answer came at all.
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+async fn get_text(url: &str) -> Result<(u16, Result<String, String>), ApiError> {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+
+    let unreachable = |err: wasm_bindgen::JsValue| ApiError {
+        error: format!("{UNREACHABLE}: {}", js_error_text(&err)),
+    };
+    let window = web_sys::window().ok_or_else(|| ApiError {
+        error: "the page has no browser window to fetch from".to_string(),
+    })?;
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(unreachable)?
+        .unchecked_into();
+    let body = match response.text() {
+        Ok(text) => JsFuture::from(text)
+            .await
+            .map(|text| text.as_string().unwrap_or_default())
+            .map_err(|err| js_error_text(&err)),
+        Err(err) => Err(js_error_text(&err)),
+    };
+    Ok((response.status(), body))
+}
+
+/// A JavaScript error as the browser prints it (`TypeError: Failed to fetch`).
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+fn js_error_text(err: &wasm_bindgen::JsValue) -> String {
+    use wasm_bindgen::JsCast;
+
+    match err.dyn_ref::<js_sys::Error>() {
+        Some(err) => String::from(err.to_string()),
+        None => "an error that is not a JavaScript Error".to_string(),
+    }
 }
 
 #[cfg(not(any(feature = "hydrate", feature = "ssr")))]

@@ -2,9 +2,9 @@
 //! answer for it: "KRPvKR not installed" tells a self-hoster what to fetch,
 //! where a bare "unknown" tells them nothing.
 
-use shakmaty::{Board, Chess, Color, Position};
+use shakmaty::{Board, Color, Position};
 
-use crate::{api::InstalledTables, components::stats::side_material};
+use crate::{api::InstalledTables, components::stats::side_material, game::Game};
 
 /// The most pieces a Syzygy table holds.
 pub const MAX_PIECES: usize = 7;
@@ -52,7 +52,7 @@ pub enum UnknownReason {
 }
 
 /// Why the installed tables cannot answer a position; `None` when they should.
-pub fn unknown_reason(pos: &Chess, installed: &InstalledTables) -> Option<UnknownReason> {
+pub fn unknown_reason(pos: &Game, installed: &InstalledTables) -> Option<UnknownReason> {
     if pos.castles().any() {
         return Some(UnknownReason::Castling);
     }
@@ -66,7 +66,7 @@ pub fn unknown_reason(pos: &Chess, installed: &InstalledTables) -> Option<Unknow
 /// The first table a position needs that is not installed: its own, or
 /// one its captures and promotions lead to (the DTZ of a position is
 /// found through them).
-fn missing_table(pos: &Chess, installed: &InstalledTables) -> Option<String> {
+fn missing_table(pos: &Game, installed: &InstalledTables) -> Option<String> {
     let has = |name: &String| installed.tables.binary_search(name).is_ok();
     let own = table_name(pos.board());
     if pos.board().occupied().count() <= 2 {
@@ -107,7 +107,11 @@ fn mirror_for(table: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::position::parse_fen;
+    use crate::{game::parse_game_fen, variant::Variant};
+
+    fn parse_fen(fen: &str) -> Result<Game, crate::position::FenError> {
+        parse_game_fen(Variant::Standard, fen)
+    }
 
     fn installed(names: &[&str]) -> InstalledTables {
         let mut tables: Vec<String> = names.iter().map(|n| n.to_string()).collect();

@@ -89,7 +89,7 @@ impl Variant {
     }
 
     /// What a broken variant-specific rule means here, in words.
-    fn rule_words(self) -> &'static str {
+    pub(crate) fn rule_words(self) -> &'static str {
         match self {
             Variant::Standard => "not a standard chess position",
             Variant::Atomic => "not a legal atomic position",

@@ -9,7 +9,8 @@
 #
 # Settings (environment): ZUGZWANG (binary), TABLES (table directory), LOG
 # (workload), CLIENTS (12), PORT (3101), CACHE_MB (0: every request
-# reaches the engine), NICE (-10). Needs perf, strace, and
+# reaches the engine), NICE (-10), SERVE_FLAGS (more `serve` flags, e.g.
+# --pool-only-probes). Needs perf, strace, and
 # inferno-collapse-perf / inferno-flamegraph (cargo install inferno).
 set -euo pipefail
 
@@ -22,6 +23,7 @@ CLIENTS="${CLIENTS:-12}"
 PORT="${PORT:-3101}"
 CACHE_MB="${CACHE_MB:-0}"
 NICE="${NICE:--10}"
+SERVE_FLAGS="${SERVE_FLAGS:-}"
 
 [[ $# -eq 1 ]] || {
   sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -36,8 +38,12 @@ for tool in perf strace inferno-collapse-perf inferno-flamegraph; do
   }
 done
 
+# Binaries before the byte-sized cache count entries instead.
+cache=(--cache-mb "$CACHE_MB")
+"$ZUGZWANG" serve --help | grep -q -- --cache-mb || cache=(--cache-entries "$CACHE_MB")
+# shellcheck disable=SC2086 # flags are words on purpose
 nice -n "$NICE" "$ZUGZWANG" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" \
-  --cache-mb "$CACHE_MB" 2>"$out/server.log" &
+  "${cache[@]}" $SERVE_FLAGS 2>"$out/server.log" &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 300); do
@@ -94,8 +100,8 @@ def classify(frames):
     if any(f.startswith(("futex", "__futex", "do_futex", "__x64_sys_futex")) for f in frames) \
             or "exit_to_user_mode_loop;schedule" in s or "schedule_hrtimeout" in s:
         return "thread hand-offs: futex wake/park, scheduling"
-    if "pread64" in s or "ksys_pread" in s:
-        return "table reads: pread64 syscall, page-cache copy"
+    if any(k in s for k in ("pread64", "ksys_pread", "preadv2", "do_preadv")):
+        return "table reads: pread64/preadv2 syscalls, page-cache copy"
     if "shakmaty_syzygy" in s or "store::" in s:
         return "table lookups: decoding (shakmaty_syzygy, store)"
     if "serde_json" in s or "serde::" in s:
@@ -121,14 +127,14 @@ PY
 perf report -i "$out/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
   grep -v '^#' | grep -v '^$' | head -40 >"$out/top-self.txt" || true
 
-echo "== table reads per request (pread64 calls, 2000 requests under strace)" >&2
-strace -c -f -e trace=pread64 -p "$server_pid" -o "$out/strace.txt" &
+echo "== table reads per request (pread64 and preadv2 calls, 2000 requests under strace)" >&2
+strace -c -f -e trace=pread64,preadv2 -p "$server_pid" -o "$out/strace.txt" &
 strace_pid=$!
 sleep 1
 replay counted --max-requests 2000 >/dev/null
 kill -INT "$strace_pid"
 wait "$strace_pid" || true
-awk '/pread64/ { printf "pread64 calls per request: %.1f\n", $4 / 2000 }' "$out/strace.txt" | tee -a "$out/cpu.txt"
+awk '/pread64|preadv2/ { printf "%s calls per request: %.1f\n", $NF, $4 / 2000 }' "$out/strace.txt" | tee -a "$out/cpu.txt"
 
 echo "== positions probed per request (the root and every legal move)" >&2
 python3 - "$PORT" "$LOG" <<'PY' | tee -a "$out/cpu.txt"

@@ -25,7 +25,9 @@
 # (20000), CACHE_MB (0: every request reaches the engine), PORT (3100),
 # STATE_DIR (as slow-tier.sh), NICE (-10: server and client are favoured over
 # unrelated work on the machine, such as builds, so the run measures storage
-# rather than CPU contention; 0 to disable).
+# rather than CPU contention; 0 to disable), SERVE_ARGS (more serve flags for
+# every run, e.g. "--index-cache-mb 0"), READ_TRACE (1: cold runs write
+# OUT_DIR/CONFIG.trace.tsv with --read-trace, for read-trace.py).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -41,10 +43,12 @@ PORT="${PORT:-3100}"
 STATE_DIR="${STATE_DIR:-/var/tmp/zugzwang-slow-tier}"
 NICE="${NICE:--10}"
 EVICT="${EVICT:-}"
+SERVE_ARGS="${SERVE_ARGS:-}"
+READ_TRACE="${READ_TRACE:-}"
 CGROUP_DIR="/sys/fs/cgroup/blkio/${CGROUP:-zugzwang-slow-tier}"
 
 [[ $# -ge 2 ]] || {
-  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 out="$1"
@@ -95,11 +99,17 @@ replay() {
     --duration "$DURATION" --out "$out/$name.tsv" --label "$name" --summary "$out/summary.md"
 }
 
+# Binaries before the byte-sized cache count entries instead.
+cache_flag=--cache-mb
+"$ZUGZWANG" serve --help | grep -q -- --cache-mb || cache_flag=--cache-entries
+
 for config in "$@"; do
   IFS=- read -r io hints tier probes <<<"$config"
   flags=(serve --bind "127.0.0.1:$PORT" --tables "$STATE_DIR/slow/tables")
   if [[ "$io" == hot ]]; then
-    flags+=(--cache-mb "$hints")
+    flags+=("$cache_flag" "$hints")
+    # shellcheck disable=SC2206
+    flags+=($SERVE_ARGS)
     echo "== $config: warm pass" >&2
     nice -n "$NICE" "$ZUGZWANG" "${flags[@]}" 2>"$out/$config.server.log" &
     server_pid=$!
@@ -119,7 +129,11 @@ for config in "$@"; do
   case "$hints" in nohint) ;; random) flags+=(--advise-random) ;; *) echo "bad HINTS in $config" >&2; exit 2 ;; esac
   case "$tier" in slow) ;; fast) flags+=(--fast "$STATE_DIR/fast/prefixes") ;; *) echo "bad TIER in $config" >&2; exit 2 ;; esac
   case "$probes" in par) ;; seq) flags+=(--sequential-probes) ;; *) echo "bad PROBES in $config" >&2; exit 2 ;; esac
-  flags+=(--cache-mb "$CACHE_MB")
+  flags+=("$cache_flag" "$CACHE_MB")
+  [[ -n "$READ_TRACE" ]] && flags+=(--read-trace "$out/$config.trace.tsv")
+  # Word-split on purpose: several flags in one variable.
+  # shellcheck disable=SC2206
+  flags+=($SERVE_ARGS)
   echo "== $config: ${flags[*]}" >&2
   # The throttle's counters are cumulative (reset_stats leaves them): keep the start.
   reads_before="$(slow_reads)"

@@ -8,9 +8,13 @@ use std::sync::Arc;
 use futures::future::join_all;
 use server::engine::{Engine, EngineConfig, EngineError};
 
+/// Probes go to the blocking threads here: a probe answered inline on
+/// the embedded tables finishes within its first poll, so requests joined
+/// on one task would never be in progress at once and none would be shed.
 fn engine(max_pending: usize) -> Engine {
     Engine::open(&EngineConfig {
         max_pending,
+        inline_probes: false,
         ..EngineConfig::default()
     })
     .expect("embedded tables load")

@@ -1,5 +1,7 @@
-//! The probes of one request run together on the pool, and
-//! `--sequential-probes` changes only when they run, never the answer.
+//! The probes of one request that must wait for a disk run together on the
+//! pool; probes whose reads are all in memory stay on the async worker; and
+//! `--sequential-probes` and `--pool-only-probes` change only where and when
+//! probes run, never the answer.
 
 mod common;
 
@@ -12,7 +14,7 @@ use std::{
 
 use server::{
     engine::{Engine, EngineConfig},
-    store::pread::PreadFilesystem,
+    store::{nowait, pread::PreadFilesystem},
 };
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
@@ -26,9 +28,14 @@ fn config(sequential_probes: bool) -> EngineConfig {
 }
 
 #[tokio::test]
-async fn sequential_and_parallel_probes_give_the_same_answers() {
+async fn sequential_parallel_and_pool_only_probes_give_the_same_answers() {
     let parallel = Engine::open(&config(false)).expect("tables load");
     let sequential = Engine::open(&config(true)).expect("tables load");
+    let pool_only = Engine::open(&EngineConfig {
+        inline_probes: false,
+        ..config(false)
+    })
+    .expect("tables load");
     assert!(sequential.sequential_probes() && !parallel.sequential_probes());
     for fen in [
         "8/8/8/8/8/2k5/8/K2R4 w - - 0 1",
@@ -38,14 +45,65 @@ async fn sequential_and_parallel_probes_give_the_same_answers() {
     ] {
         let pos = app::position::parse_fen(fen).unwrap_or_else(|err| panic!("{fen}: {err}"));
         let a = parallel.probe(pos.clone()).await.expect("parallel probe");
-        let b = sequential.probe(pos).await.expect("sequential probe");
-        assert_eq!(
-            serde_json::to_value(a.as_ref()).unwrap(),
-            serde_json::to_value(b.as_ref()).unwrap(),
-            "{fen}"
-        );
-        assert!(!a.moves.is_empty(), "{fen}");
+        let b = sequential
+            .probe(pos.clone())
+            .await
+            .expect("sequential probe");
+        let c = pool_only.probe(pos).await.expect("pool-only probe");
+        let a = serde_json::to_value(a.as_ref()).unwrap();
+        assert_eq!(a, serde_json::to_value(b.as_ref()).unwrap(), "{fen}");
+        assert_eq!(a, serde_json::to_value(c.as_ref()).unwrap(), "{fen}");
+        assert!(!a["moves"].as_array().unwrap().is_empty(), "{fen}");
     }
+    assert_eq!(pool_only.probes_by_place().inline, 0);
+}
+
+/// KRvK: the root and fourteen moves, every one probed in the same tables.
+const KRVK: &str = "4k3/8/8/8/8/8/8/4K2R w - - 0 1";
+
+/// The second request for a position finds every block in the page cache:
+/// none of its probes pays for a hand-off to the blocking threads, while
+/// the first, which opens the tables, needs them.
+#[tokio::test]
+async fn probes_whose_reads_are_in_the_page_cache_stay_on_the_async_worker() {
+    let dir = common::embedded_tables_dir();
+    let table = dir.join("KRvK.rtbw");
+    if !server::store::pread::reads_without_waiting(&table).expect("read a table") {
+        eprintln!(
+            "SKIPPED: the file system of {} cannot do RWF_NOWAIT reads, so every probe goes to the pool",
+            dir.display()
+        );
+        return;
+    }
+    let engine = Engine::open(&config(false)).expect("tables load");
+    let pos = app::position::parse_fen(KRVK).expect("fen");
+    engine.probe(pos.clone()).await.expect("first probe");
+    let before = engine.probes_by_place();
+    assert!(before.pooled > 0, "opening the tables needs the pool");
+    engine.probe(pos).await.expect("second probe");
+    let after = engine.probes_by_place();
+    assert_eq!(after.pooled, before.pooled, "a hot probe went to the pool");
+    assert_eq!(after.inline - before.inline, 15, "the root and 14 moves");
+}
+
+/// Tables compiled into the binary are memory: no probe of theirs waits.
+#[tokio::test]
+async fn probes_of_the_embedded_tables_never_leave_the_async_worker() {
+    let engine = Engine::open(&EngineConfig {
+        cache_bytes: 0,
+        ..EngineConfig::default()
+    })
+    .expect("embedded tables load");
+    let pos = app::position::parse_fen(KRVK).expect("fen");
+    engine.probe(pos.clone()).await.expect("first probe");
+    engine.probe(pos).await.expect("second probe");
+    assert_eq!(
+        engine.probes_by_place(),
+        server::engine::ProbeCounts {
+            inline: 30,
+            pooled: 0
+        }
+    );
 }
 
 /// Reads held back until a second read is in flight, so reads that can
@@ -95,6 +153,14 @@ impl RandomAccessFile for RendezvousFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
         let (lock, wake) = &*self.state;
         let mut overlap = lock.lock().unwrap();
+        if nowait::refusing() {
+            // Armed, every read stands for a disk read: none is in memory.
+            if overlap.armed {
+                return Err(nowait::would_wait());
+            }
+            drop(overlap);
+            return self.inner.read_at(buf, offset, hint);
+        }
         overlap.in_flight += 1;
         overlap.most = overlap.most.max(overlap.in_flight);
         wake.notify_all();
@@ -112,7 +178,8 @@ impl RandomAccessFile for RendezvousFile {
     }
 }
 
-/// Most reads in flight at once while answering one request, fresh engine.
+/// Most reads in flight at once while answering one request whose reads
+/// all wait for the disk, fresh engine.
 async fn most_reads_at_once(sequential_probes: bool) -> usize {
     let state = Arc::new((Mutex::new(Overlap::default()), Condvar::new()));
     let filesystem = Arc::new(Rendezvous {
@@ -125,8 +192,7 @@ async fn most_reads_at_once(sequential_probes: bool) -> usize {
         &[common::embedded_tables_dir()],
     )
     .expect("tables load");
-    // KRvK: fourteen moves, every one probed in the same tables.
-    let pos = app::position::parse_fen("4k3/8/8/8/8/8/8/4K2R w - - 0 1").expect("fen");
+    let pos = app::position::parse_fen(KRVK).expect("fen");
     engine
         .probe(pos.clone())
         .await

@@ -2,7 +2,8 @@
 //! started here, which serves table files with Range support and injects
 //! faults: a connection cut mid-file, a flipped byte, a 404, Range ignored.
 //! Every run must end in complete, verified files or an error naming the
-//! table, with nothing corrupt under a real name.
+//! table, with nothing corrupt under a real name. Atomic and antichess
+//! tables (md5, no published sizes) go the same way.
 
 mod common;
 mod process;
@@ -22,7 +23,10 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use futures::StreamExt;
-use server::store::{catalog, published::sha256_file};
+use server::store::{
+    catalog,
+    published::{PublishedDigest, sha256_file},
+};
 
 /// Faults the mirror injects, each for the named files.
 #[derive(Default)]
@@ -105,6 +109,22 @@ async fn serve_file(
         }
     };
     let len = bytes.len();
+    // As nginx answers a range past the end: 416 with the file's size.
+    if let Some((value, start)) = &range
+        && *start >= len
+        && !faults.ignore_range
+    {
+        mirror
+            .log
+            .lock()
+            .unwrap()
+            .push((name, Some(value.clone()), 416));
+        return Response::builder()
+            .status(StatusCode::RANGE_NOT_SATISFIABLE)
+            .header(header::CONTENT_RANGE, format!("bytes */{len}"))
+            .body(Body::empty())
+            .unwrap();
+    }
     let start = match &range {
         Some((_, start)) if !faults.ignore_range && *start < len => *start,
         _ => 0,
@@ -399,4 +419,184 @@ async fn asks_the_next_mirror_for_a_file_the_first_lacks() {
     assert_eq!(names_in(to.path()), ["KBNvK.rtbw", "KBNvK.rtbz"]);
     assert_eq!(mirror.requests_for("KBNvK.rtbz").len(), 1);
     assert_eq!(mirror.requests_for("KBNvK.rtbw").len(), 0);
+}
+
+/// Every file under its real name in `dir` has its published digest (md5
+/// for atomic and antichess), and no `.part` is left.
+fn assert_all_match_published_digests(dir: &Path) {
+    for name in names_in(dir) {
+        assert!(!name.ends_with(".part"), "{name} left behind");
+        let published = PublishedDigest::of(&name).unwrap_or_else(|| panic!("{name}: no digest"));
+        let digest = published.of_file(&dir.join(&name), |_| {}).unwrap();
+        assert_eq!(digest, published.hex(), "{name} is corrupt");
+    }
+}
+
+fn files_of_tables(variant: app::variant::Variant, tables: &[&str]) -> Vec<String> {
+    let mut files: Vec<String> = tables
+        .iter()
+        .flat_map(|m| catalog::of(variant).files_of(m))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Atomic captures explode the capturer too: KQvKP leads to the tables of
+/// its promotions only, never to KQvK or KPvK. A file damaged once is
+/// fetched again (its md5 tells), one damaged every time is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetches_atomic_tables_and_what_their_promotions_lead_to() {
+    let faults = Faults {
+        flip_once: HashSet::from(["KQvKQ.atbz".to_string()]),
+        flip_always: HashSet::from(["KQvKN.atbw".to_string()]),
+        ..Faults::default()
+    };
+    let (addr, mirror) = start_mirror(&common::atomic_tables_dir(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let args = [
+        "--variant",
+        "atomic",
+        "--only",
+        "KQvKP",
+        "--with-dependencies",
+    ];
+    let (ok, out, err) = fetch(addr, to.path(), &args).await;
+    assert!(!ok, "a damaged file must fail the run:\n{out}");
+    assert!(out.contains("5 atomic tables, 10 files"), "{out}");
+    assert!(
+        out.contains("FAILED KQvKN.atbw: md5") && out.contains("use another mirror"),
+        "{out}"
+    );
+    assert!(err.contains("1 of 10 files could not be fetched"), "{err}");
+    let mut expected = files_of_tables(
+        app::variant::Variant::Atomic,
+        &["KQvKP", "KQvKQ", "KQvKR", "KQvKB", "KQvKN"],
+    );
+    expected.retain(|f| f != "KQvKN.atbw");
+    assert_eq!(names_in(to.path()), expected);
+    assert_all_match_published_digests(to.path());
+    assert_eq!(mirror.requests_for("KQvKQ.atbz").len(), 2);
+    assert!(mirror.requests_for("KQvK.atbw").is_empty());
+    assert!(mirror.requests_for("KPvK.atbw").is_empty());
+
+    // A second run checks what is there by md5 and fetches nothing again.
+    mirror.faults.lock().unwrap().flip_always.clear();
+    let before = mirror.requests();
+    let (ok, out, err) = fetch(addr, to.path(), &args).await;
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(total_row(&out), ["10", "1", "9", "0"], "{out}");
+    assert_eq!(mirror.requests(), before + 1);
+    assert_all_match_published_digests(to.path());
+}
+
+/// Without a published size, a cut transfer still resumes with Range: the
+/// mirror's Content-Length says how long the file is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resumes_a_cut_atomic_transfer_without_a_published_size() {
+    let faults = Faults {
+        cut_after: HashMap::from([("KRvKP.atbz".to_string(), 100_000)]),
+        ..Faults::default()
+    };
+    let (addr, mirror) = start_mirror(&common::atomic_tables_dir(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch(addr, to.path(), &["--variant", "atomic", "--only", "KRvKP"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("2 files whose size is not published"), "{out}");
+    assert_all_match_published_digests(to.path());
+    let requests = mirror.requests_for("KRvKP.atbz");
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(
+        requests[1].1.is_some() && requests[1].2 == 206,
+        "{requests:?}"
+    );
+}
+
+/// The lichess mirror keeps antichess tables with pawns (`.gtbw`) and
+/// without (`.stbw`) in two directories: with both given as --from, each
+/// file comes from the one that has it. A pawn may become a king, so KvP
+/// needs KvK.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetches_antichess_tables_from_the_directories_that_hold_them() {
+    let fixture = common::antichess_tables_dir();
+    let all_but = |suffix: &str| -> HashSet<String> {
+        names_in(&fixture)
+            .into_iter()
+            .filter(|name| !name.contains(suffix))
+            .collect()
+    };
+    let giveaway = Faults {
+        missing: all_but(".gtb"),
+        ..Faults::default()
+    };
+    let pawnless = Faults {
+        missing: all_but(".stb"),
+        ..Faults::default()
+    };
+    let (first, first_mirror) = start_mirror(&fixture, giveaway).await;
+    let (second, second_mirror) = start_mirror(&fixture, pawnless).await;
+    let to = tempfile::tempdir().unwrap();
+    let other = format!("http://{second}/syzygy/");
+    let args = [
+        "--from",
+        &other,
+        "--variant",
+        "antichess",
+        "--only",
+        "PvK",
+        "--with-dependencies",
+    ];
+    let (ok, out, err) = fetch(first, to.path(), &args).await;
+    assert!(ok, "{out}\n{err}");
+    let expected = files_of_tables(
+        app::variant::Variant::Antichess,
+        &["KvP", "KvQ", "KvR", "KvB", "KvN", "KvK"],
+    );
+    assert_eq!(names_in(to.path()), expected);
+    assert!(
+        expected.contains(&"KvP.gtbw".to_string()) && expected.contains(&"KvK.stbz".to_string())
+    );
+    assert_all_match_published_digests(to.path());
+    assert_eq!(first_mirror.requests_for("KvP.gtbw")[0].2, 200);
+    assert_eq!(first_mirror.requests_for("KvK.stbw")[0].2, 404);
+    assert_eq!(second_mirror.requests_for("KvK.stbw")[0].2, 200);
+    assert!(second_mirror.requests_for("KvP.gtbw").is_empty());
+}
+
+#[tokio::test]
+async fn refuses_piece_counts_a_variants_list_lacks() {
+    let to = tempfile::tempdir().unwrap();
+    let addr: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let (ok, _, err) = fetch(addr, to.path(), &["--variant", "atomic", "--pieces", "6"]).await;
+    assert!(
+        !ok && err.contains("atomic-3-4-5.md5") && err.contains("3, 4, 5"),
+        "{err}"
+    );
+    let (ok, _, err) = fetch(
+        addr,
+        to.path(),
+        &["--variant", "antichess", "--only", "KRPvK"],
+    )
+    .await;
+    assert!(!ok && err.contains("not a published antichess"), "{err}");
+}
+
+/// A run stopped after the last byte arrived but before the file was
+/// checked leaves a whole `.part`; without a published size, the mirror's
+/// 416 to the resume says it is whole, and its md5 decides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn takes_a_whole_part_file_the_mirror_has_nothing_more_for() {
+    let (addr, mirror) = start_mirror(&common::atomic_tables_dir(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    fs::copy(
+        common::atomic_tables_dir().join("KQvK.atbw"),
+        to.path().join("KQvK.atbw.part"),
+    )
+    .unwrap();
+    let (ok, out, err) = fetch(addr, to.path(), &["--variant", "atomic", "--only", "KQvK"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(names_in(to.path()), ["KQvK.atbw", "KQvK.atbz"]);
+    assert_all_match_published_digests(to.path());
+    let requests = mirror.requests_for("KQvK.atbw");
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0].2, 416);
 }

@@ -1,39 +1,36 @@
-//! Atomic and antichess table files in the store's tools: `verify` checks
-//! them against the published md5 lists, `tier build` takes them (refusing
-//! a damaged one), and the tiered store serves them to `/atomic`.
+//! Atomic and antichess table files in the store's tools: `verify` and the
+//! scrub check them against the published md5 lists, `tier build` takes
+//! them (both antichess suffixes; refusing a damaged one), the tiered store
+//! serves them to `/atomic` and `/antichess`, and `/metrics` names a
+//! damaged one by its file name.
 
 mod common;
 mod tier_support;
 
-use std::path::{Path, PathBuf};
+use std::{path::Path, sync::Arc, sync::atomic::Ordering::Relaxed};
 
 use app::variant::{Variant, parse_variant_fen};
 use server::{
     engine::{Engine, EngineConfig},
-    store::{StoreOptions, published::check_dirs, tier},
+    service::scrub::{ScrubState, scrub_pass},
+    store::{
+        StoreOptions,
+        metrics::{self, ScrubReport, Tier},
+        published::check_dirs,
+        tier::{self, TierOptions, TieredFilesystem},
+    },
 };
-
-/// The atomic 3-4 piece tables the repository carries (the binary embeds them).
-fn atomic_tables_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tables-atomic")
-}
+use shakmaty::{CastlingMode, fen::Fen, variant::Atomic};
+use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
 
 /// A writable copy of the atomic tables.
 fn copy_of_atomic_tables() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().expect("temp dir");
-    for entry in std::fs::read_dir(atomic_tables_dir()).expect("tables dir") {
-        let path = entry.expect("entry").path();
-        let to = dir.path().join(path.file_name().expect("file name"));
-        std::fs::copy(&path, &to).expect("copy");
-        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-    }
-    dir
+    common::copy_of(&common::atomic_tables_dir())
 }
 
 #[test]
 fn the_embedded_atomic_tables_match_the_published_md5() {
-    let findings = check_dirs(&[atomic_tables_dir()], false);
+    let findings = check_dirs(&[common::atomic_tables_dir()], false);
     assert_eq!(findings.checked, 70, "{findings:?}");
     assert!(findings.is_clean(false), "{findings:?}");
 }
@@ -98,4 +95,160 @@ async fn atomic_tables_are_served_from_a_fast_tier() {
     let answer = engine.probe(pos).await.expect("answer");
     assert_eq!(answer.pos.dtz, Some(1));
     assert_eq!(answer.moves[0].san, "Qxd7#");
+}
+
+#[test]
+fn the_antichess_fixture_matches_the_published_md5() {
+    let findings = check_dirs(&[common::antichess_tables_dir()], false);
+    assert_eq!(findings.checked, 42, "{findings:?}");
+    assert!(findings.mismatched.is_empty() && findings.extra.is_empty());
+}
+
+/// The scrub reads every variant's directories (serve passes `--atomic`
+/// and `--antichess` too) and names a damaged file by its md5, in its
+/// state and on `/metrics`.
+#[test]
+fn the_scrub_checks_atomic_and_antichess_tables_by_md5() {
+    let atomic = copy_of_atomic_tables();
+    let antichess = common::copy_of(&common::antichess_tables_dir());
+    common::damage(&atomic.path().join("KQvK.atbz"), |bytes| bytes[100] ^= 1);
+    common::damage(&antichess.path().join("BvP.gtbw"), |bytes| bytes[100] ^= 1);
+    let state = ScrubState::default();
+    let dirs = [atomic.path().to_path_buf(), antichess.path().to_path_buf()];
+    scrub_pass(&dirs, 1000.0, &state);
+    assert_eq!(state.files_checked.load(Relaxed), 70 + 42);
+    let mut damaged = state.damaged();
+    damaged.sort();
+    let names: Vec<&str> = damaged.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(names, ["BvP.gtbw", "KQvK.atbz"]);
+    assert!(
+        damaged.iter().all(|(_, why)| why.contains("md5")),
+        "{damaged:?}"
+    );
+    let mut text = String::new();
+    state.render(&mut text);
+    assert!(
+        text.contains("zugzwang_scrub_damaged{table=\"KQvK.atbz\""),
+        "{text}"
+    );
+    let page = metrics::global().render();
+    assert!(
+        page.contains("zugzwang_table_suspect{table=\"BvP.gtbw\"} 1"),
+        "{page}"
+    );
+}
+
+/// `tier build` takes antichess tables of both suffixes (`.gtbw` with
+/// pawns, `.stbw` without), and the engine answers `/antichess` from the
+/// fast tier with checksums required.
+#[tokio::test]
+async fn antichess_tables_of_both_suffixes_are_served_from_a_fast_tier() {
+    let slow = common::copy_of(&common::antichess_tables_dir());
+    let fast = tempfile::tempdir().expect("temp dir");
+    let summary = tier_support::build_tier(slow.path(), fast.path());
+    assert_eq!(summary.built, 42);
+    let built: Vec<String> = std::fs::read_dir(fast.path())
+        .expect("fast dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    for suffix in ["gtbw", "gtbz", "stbw", "stbz"] {
+        assert!(
+            built
+                .iter()
+                .any(|name| name.contains(&format!(".{suffix}"))),
+            "nothing for .{suffix} in {built:?}"
+        );
+    }
+    let engine = Engine::open(&EngineConfig {
+        antichess: vec![slow.path().to_path_buf()],
+        store: StoreOptions {
+            fast: Some(fast.path().to_path_buf()),
+            require_checksums: true,
+            ..StoreOptions::default()
+        },
+        ..EngineConfig::default()
+    })
+    .expect("tables load");
+    // KvP and, after the promotions, KvQ ... KvK: both suffixes are read.
+    let pos = parse_variant_fen(Variant::Antichess, "8/8/8/8/8/8/7p/K7 b - - 0 1").expect("legal");
+    let answer = engine.probe(pos).await.expect("answer");
+    assert!(answer.pos.dtz.is_some(), "{:?}", answer.pos);
+    assert!(
+        answer.moves.iter().all(|m| m.pos.dtz.is_some()),
+        "{:?}",
+        answer.moves
+    );
+}
+
+/// A data block of an atomic table that fails its checksum: the probe
+/// fails and `/metrics` names the table, suffix and all.
+#[test]
+fn a_damaged_atomic_block_marks_its_table_suspect_on_metrics() {
+    let slow = copy_of_atomic_tables();
+    let fast = tempfile::tempdir().expect("temp dir");
+    tier_support::build_tier(slow.path(), fast.path());
+    let positions = atomic_positions();
+    let (pos, table, offset) = positions
+        .iter()
+        .find_map(|pos| {
+            let event = slow_data_reads(slow.path(), fast.path(), pos)
+                .into_iter()
+                .next()?;
+            Some((pos, event.0, event.1))
+        })
+        .expect("some atomic probe reads a data block from the slow tier");
+    assert!(
+        table.ends_with(".atbw") || table.ends_with(".atbz"),
+        "{table}"
+    );
+    common::damage(&slow.path().join(&table), |bytes| {
+        bytes[offset as usize] ^= 0x10;
+    });
+    let tb = atomic_tablebase(slow.path(), fast.path());
+    let failed = tb.probe_wdl(pos).is_err() || tb.probe_dtz(pos).is_err();
+    assert!(
+        failed,
+        "{table} damaged at {offset}, yet the probe answered"
+    );
+    let page = metrics::global().render();
+    assert!(
+        page.contains(&format!("zugzwang_table_suspect{{table=\"{table}\"}}")),
+        "{table} not suspect in:\n{page}"
+    );
+}
+
+fn atomic_tablebase(slow: &Path, fast: &Path) -> Tablebase<Atomic> {
+    let fs = TieredFilesystem::new(TierOptions {
+        fast_dir: Some(fast.to_path_buf()),
+        check_blocks: true,
+        ..TierOptions::default()
+    })
+    .with_verified_cache(false);
+    let mut tb = Tablebase::with_filesystem(Arc::new(fs));
+    tb.add_directory(slow).expect("table directory");
+    tb
+}
+
+/// The table and offset of each data read a probe makes from the slow tier.
+fn slow_data_reads(slow: &Path, fast: &Path, pos: &Atomic) -> Vec<(String, u64)> {
+    let tb = atomic_tablebase(slow, fast);
+    metrics::start_thread_log();
+    let _ = tb.probe_wdl(pos);
+    let _ = tb.probe_dtz(pos);
+    metrics::take_thread_log()
+        .into_iter()
+        .filter(|e| e.hint == ReadHint::Data && e.tier == Tier::Slow)
+        .map(|e| (e.table.to_string(), e.offset + e.len as u64 / 2))
+        .collect()
+}
+
+/// The atomic positions of the fixture python-chess's values came for.
+fn atomic_positions() -> Vec<Atomic> {
+    let text = std::fs::read_to_string(common::fixture("atomic-34.csv")).expect("fixture");
+    text.lines()
+        .skip(1)
+        .filter_map(|line| line.split(',').next())
+        .filter_map(|fen| Fen::from_ascii(fen.as_bytes()).ok())
+        .filter_map(|fen| fen.into_position(CastlingMode::Standard).ok())
+        .collect()
 }

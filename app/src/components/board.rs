@@ -7,8 +7,9 @@
 //! a square never loses a drag, and the same code serves mouse, pen and touch.
 
 use leptos::{html, prelude::*, web_sys::PointerEvent};
-use shakmaty::{CastlingSide, Chess, Color, Move, Piece, Position, Role, Square};
+use shakmaty::{CastlingSide, Color, Move, Piece, Position, Role, Square};
 
+use crate::game::Game;
 use crate::{
     components::{
         arrow::{HoveredMove, arrow},
@@ -26,7 +27,7 @@ pub fn Board(
     /// The position to play from; `None` when the URL's position is illegal
     /// (the board then shows `placement` and takes no moves).
     #[prop(into)]
-    pos: Signal<Option<Chess>>,
+    pos: Signal<Option<Game>>,
     /// What the squares show.
     #[prop(into)]
     placement: Signal<shakmaty::Board>,
@@ -111,7 +112,7 @@ pub fn Board(
 /// A move in the making on the board, and where it goes when made.
 #[derive(Clone, Copy)]
 struct Play {
-    pos: Signal<Option<Chess>>,
+    pos: Signal<Option<Game>>,
     orientation: Signal<Color>,
     node: NodeRef<html::Div>,
     /// The square whose piece moves next (a click on a target plays it).

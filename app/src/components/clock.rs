@@ -2,7 +2,9 @@
 //! player must see it without reading the FEN.
 
 use leptos::prelude::*;
-use shakmaty::{Chess, Position};
+use shakmaty::Position;
+
+use crate::game::Game;
 
 /// Plies without a capture or pawn move after which a draw can be claimed.
 const CLAIM: u32 = 100;
@@ -37,7 +39,7 @@ pub fn clock_text(halfmoves: u32) -> (String, bool) {
 }
 
 #[component]
-pub fn Clock(#[prop(into)] pos: Signal<Option<Chess>>) -> impl IntoView {
+pub fn Clock(#[prop(into)] pos: Signal<Option<Game>>) -> impl IntoView {
     move || {
         pos.get().map(|p| {
             let (text, warn) = clock_text(p.halfmoves());

@@ -9,8 +9,9 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
-use shakmaty::{Chess, Color, Move, Position, Square};
+use shakmaty::{Color, Move, Position, Square};
 
+use crate::game::Game;
 use crate::{
     components::{
         arrow::HoveredMove,
@@ -27,6 +28,7 @@ use crate::{
         results::{MoveEvents, Results},
         stats::{Stats, side_material},
         status::turn_text,
+        variant_switch::VariantSwitch,
     },
     hooks::{
         answers::{use_answers, use_installed_tables},
@@ -38,6 +40,7 @@ use crate::{
     },
     position::to_fen,
     source::position_href,
+    variant::Variant,
 };
 
 #[component]
@@ -69,14 +72,19 @@ pub fn Explorer() -> impl IntoView {
     let orientation = use_orientation();
     let hover = RwSignal::new(None::<HoveredMove>);
     let last_moves = use_last_moves();
-    let history = use_history(url.current_fen, last_moves);
-    let (answers, answer) = use_answers(shown.parsed);
+    // Components that read FENs or build links take the variant from here.
+    provide_context(url.variant);
+    let history = use_history(url.variant, url.current_fen, last_moves);
+    let (answers, answer) = use_answers(url.variant, shown.parsed);
     let tables = use_installed_tables();
     use_shortcuts(orientation, mode, history);
 
     let go = Callback::new(move |fen: String| {
         hover.set(None);
-        navigate(&position_href(&fen), Default::default());
+        navigate(
+            &position_href(url.variant.get_untracked(), &fen),
+            Default::default(),
+        );
     });
     // Shows a position and remembers the move that led there, if any.
     let on_line = Callback::new(move |(fen, squares): (String, Option<(Square, Square)>)| {
@@ -110,13 +118,14 @@ pub fn Explorer() -> impl IntoView {
 
     let fen_shown = Signal::derive(move || url.current_fen.get().unwrap_or_else(|| url.fen.get()));
     view! {
-        <Title text=title(shown.placement, shown.parsed)/>
+        <Title text=title(url.variant, shown.placement, shown.parsed)/>
         <div
             class="explorer"
             class:editing=move || editing.get()
             data-hydrated=move || hydrated.get().to_string()
         >
             <div class="play">
+                <VariantSwitch variant=url.variant fen=fen_shown/>
                 <PlayArea
                     url
                     mode
@@ -137,7 +146,10 @@ pub fn Explorer() -> impl IntoView {
                 <History history answers/>
                 <Mainline pos history/>
                 <FenBox fen=fen_shown on_fen=go/>
-                <Stats placement=shown.placement/>
+                // The statistics are the standard tables'.
+                <Show when=move || url.variant.get() == Variant::Standard>
+                    <Stats placement=shown.placement/>
+                </Show>
                 <InstalledTables tables/>
             </div>
         </div>
@@ -152,7 +164,7 @@ fn BoardTools(
     orientation: RwSignal<Color>,
     mode: RwSignal<Mode>,
     editing: Memo<bool>,
-    pos: Signal<Option<Chess>>,
+    pos: Signal<Option<Game>>,
 ) -> impl IntoView {
     view! {
         <div class="board-tools">
@@ -178,20 +190,30 @@ fn BoardTools(
 /// be disposed, so this falls back to the title of the position the page
 /// was rendered for instead of panicking.
 fn title(
+    variant: Memo<Variant>,
     placement: Memo<shakmaty::Board>,
-    parsed: Memo<Result<Chess, String>>,
+    parsed: Memo<Result<Game, String>>,
 ) -> impl Fn() -> String + Send + Sync + 'static {
-    let first_title = page_title(&placement.get_untracked(), parsed.get_untracked().ok());
-    move || match (placement.try_get(), parsed.try_get()) {
-        (Some(board), Some(pos)) => page_title(&board, pos.ok()),
+    let first_title = page_title(
+        variant.get_untracked(),
+        &placement.get_untracked(),
+        parsed.get_untracked().ok(),
+    );
+    move || match (variant.try_get(), placement.try_get(), parsed.try_get()) {
+        (Some(v), Some(board), Some(pos)) => page_title(v, &board, pos.ok()),
         _ => first_title.clone(),
     }
 }
 
 /// The tab's title: the material and the side to move, "KRvK, white to move".
-fn page_title(board: &shakmaty::Board, pos: Option<Chess>) -> String {
+fn page_title(variant: Variant, board: &shakmaty::Board, pos: Option<Game>) -> String {
+    let rules = match variant {
+        Variant::Standard => "",
+        Variant::Atomic => "Atomic ",
+        Variant::Antichess => "Antichess ",
+    };
     let material = format!(
-        "{}v{}",
+        "{rules}{}v{}",
         side_material(board, Color::White),
         side_material(board, Color::Black)
     );

@@ -6,7 +6,7 @@
 
 use leptos::{ev::SubmitEvent, html, prelude::*};
 
-use crate::position::{parse_fen, to_fen};
+use crate::{game::parse_game_fen, hooks::url_position::use_variant, position::to_fen};
 
 #[component]
 pub fn FenBox(
@@ -17,6 +17,7 @@ pub fn FenBox(
     on_fen: Callback<String>,
 ) -> impl IntoView {
     let message = RwSignal::new(None::<String>);
+    let variant = use_variant();
     let input = NodeRef::<html::Input>::new();
     // A new position makes an old complaint stale.
     Effect::watch(move || fen.track(), move |_, _, _| message.set(None), false);
@@ -26,7 +27,7 @@ pub fn FenBox(
         let Some(el) = input.get_untracked() else {
             return;
         };
-        match parse_fen(&el.value()) {
+        match parse_game_fen(variant.get_untracked(), &el.value()) {
             Ok(pos) => {
                 message.set(None);
                 on_fen.run(to_fen(&pos));

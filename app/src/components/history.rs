@@ -11,11 +11,11 @@ use crate::{
         movetext::{Movetext, ShownMove, dtz_comment, pgn},
         step_buttons::StepButtons,
     },
+    game::parse_game_fen,
     hooks::{
         answers::Answers,
         history::{Line, MoveHistory},
     },
-    position::parse_fen,
     source::position_href,
 };
 
@@ -86,7 +86,7 @@ fn Played(history: MoveHistory, answers: Answers) -> impl IntoView {
                 .enumerate()
                 .map(|(i, p)| ShownMove {
                     san: p.san.clone(),
-                    href: position_href(&p.fen),
+                    href: position_href(l.variant, &p.fen),
                     current: i + 1 == l.cursor,
                 })
                 .collect();
@@ -133,7 +133,7 @@ fn line_pgn(line: &Line, answers: Answers) -> String {
         ));
         before = &ply.fen;
     }
-    let result = parse_fen(before)
+    let result = parse_game_fen(line.variant, before)
         .map(|p| p.outcome().as_str())
         .unwrap_or("*");
     pgn("Zugzwang analysis", &line.start, &moves, result)

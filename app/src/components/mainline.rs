@@ -7,21 +7,25 @@
 //! of its positions.
 
 use leptos::{prelude::*, task::spawn_local};
-use shakmaty::{Chess, Color, Position, uci::UciMove};
+use shakmaty::{Color, Position, uci::UciMove};
 
+use crate::game::Game;
 use crate::{
     components::{
         movetext::{Movetext, ShownMove, dtz_comment, pgn},
         step_buttons::{Step as StepButton, StepButtons},
     },
-    hooks::history::MoveHistory,
+    hooks::{history::MoveHistory, url_position::use_variant},
     position::to_fen,
     source::{fetch_mainline, position_href},
+    {game::end_words, variant::Variant},
 };
 
 /// One fetched line: the start and the positions after each step.
 #[derive(Clone, Debug, PartialEq)]
 struct Line {
+    /// The rules the line is played under.
+    variant: Variant,
     start: String,
     steps: Vec<Step>,
     winner: Option<String>,
@@ -85,7 +89,7 @@ impl Line {
 }
 
 /// Builds the line's positions from the API's UCI moves.
-fn build_line(start: &Chess, answer: crate::api::MainlineAnswer) -> Line {
+fn build_line(start: &Game, answer: crate::api::MainlineAnswer) -> Line {
     let mut pos = start.clone();
     let mut steps = Vec::new();
     for step in answer.mainline {
@@ -105,6 +109,7 @@ fn build_line(start: &Chess, answer: crate::api::MainlineAnswer) -> Line {
         });
     }
     Line {
+        variant: start.variant(),
         start: to_fen(start),
         ending: ending(start, &pos, answer.dtz, steps.len()),
         steps,
@@ -116,11 +121,14 @@ fn build_line(start: &Chess, answer: crate::api::MainlineAnswer) -> Line {
 /// the game is over or a draw can be claimed under the 50-move rule (as
 /// lila-tablebase does), so a win whose next capture or pawn move comes too
 /// late (a cursed win, or a blessed loss seen from the loser) ends in a draw.
-fn ending(start: &Chess, end: &Chess, root_dtz: i32, n: usize) -> String {
+fn ending(start: &Game, end: &Game, root_dtz: i32, n: usize) -> String {
     let after = match n {
         1 => "after 1 ply".to_string(),
         n => format!("after {n} plies"),
     };
+    if let Some(words) = end_words(end) {
+        return format!("{words} {after}");
+    }
     if end.is_checkmate() {
         return format!("Checkmate: {} wins {after}", side(end.turn().other()));
     }
@@ -166,10 +174,11 @@ fn data_url(mime: &str, text: &str) -> String {
 
 #[component]
 pub fn Mainline(
-    #[prop(into)] pos: Signal<Option<Chess>>,
+    #[prop(into)] pos: Signal<Option<Game>>,
     /// The tab's move history, walked along as the line is stepped through.
     history: MoveHistory,
 ) -> impl IntoView {
+    let variant = use_variant();
     let line = RwSignal::new(None::<Line>);
     let loading = RwSignal::new(false);
     let error = RwSignal::new(None::<String>);
@@ -191,7 +200,7 @@ pub fn Mainline(
         loading.set(true);
         error.set(None);
         spawn_local(async move {
-            match fetch_mainline(to_fen(&start)).await {
+            match fetch_mainline(variant.get_untracked(), to_fen(&start)).await {
                 Ok(answer) => line.set(Some(build_line(&start, answer))),
                 Err(err) => error.set(Some(err.error)),
             }
@@ -267,7 +276,7 @@ fn line_view(
         .enumerate()
         .map(|(k, s)| ShownMove {
             san: s.san.clone(),
-            href: position_href(&s.fen),
+            href: position_href(l.variant, &s.fen),
             current: k + 1 == i,
         })
         .collect::<Vec<_>>();
@@ -329,6 +338,7 @@ mod tests {
     #[test]
     fn pgn_numbers_moves_from_black() {
         let line = Line {
+            variant: Variant::Standard,
             start: "8/8/8/8/8/2k5/8/K1Q5 b - - 0 7".to_string(),
             steps: vec![
                 Step {
@@ -358,7 +368,7 @@ mod tests {
 
     #[test]
     fn says_why_a_line_ends() {
-        let fen = |f: &str| crate::position::parse_fen(f).expect("legal");
+        let fen = |f: &str| crate::game::parse_game_fen(Variant::Standard, f).expect("legal");
         let start = fen("4k3/8/8/8/8/8/8/4K2R w - - 90 1");
         let claimable = fen("3k4/8/8/8/1K6/8/R7/8 w - - 100 6");
         assert_eq!(

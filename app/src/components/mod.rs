@@ -24,3 +24,4 @@ pub mod square;
 pub mod stats;
 pub mod status;
 pub mod step_buttons;
+pub mod variant_switch;

@@ -6,8 +6,9 @@
 //! client-side navigation and hovering a move shows it on the board.
 
 use leptos::prelude::*;
-use shakmaty::{Chess, Position, Square, uci::UciMove};
+use shakmaty::{Position, Square, uci::UciMove};
 
+use crate::game::Game;
 use crate::{
     api::MoveInfo,
     components::{
@@ -15,8 +16,10 @@ use crate::{
         board::move_squares,
         outcome::{Label, Outcome},
     },
+    hooks::url_position::use_variant,
     position::to_fen,
     source::position_href,
+    variant::Variant,
 };
 
 /// A move as the list needs it: the API's answer plus where it leads.
@@ -31,7 +34,7 @@ pub struct ListedMove {
 }
 
 /// Pairs each answered move with the position after it, computed locally.
-pub fn listed_moves(pos: &Chess, moves: &[MoveInfo]) -> Vec<ListedMove> {
+pub fn listed_moves(pos: &Game, moves: &[MoveInfo]) -> Vec<ListedMove> {
     moves
         .iter()
         .map(|info| {
@@ -57,7 +60,7 @@ pub fn listed_moves(pos: &Chess, moves: &[MoveInfo]) -> Vec<ListedMove> {
 }
 
 /// Moves known locally when the tables have no answer: shown as "unknown".
-pub fn unknown_moves(pos: &Chess) -> Vec<MoveInfo> {
+pub fn unknown_moves(pos: &Game) -> Vec<MoveInfo> {
     pos.legal_moves()
         .into_iter()
         .map(|m| MoveInfo::play(pos, m).0)
@@ -182,7 +185,20 @@ fn kind_badges(info: &MoveInfo) -> Vec<(&'static str, &'static str)> {
 }
 
 /// What the move leads to, as the row shows it: mate, stalemate, or the DTZ.
-fn result_text(info: &MoveInfo) -> String {
+fn result_text(info: &MoveInfo, variant: Variant) -> String {
+    // The flags describe the side to move after the move: the opponent.
+    if info.pos.variant_loss {
+        return match variant {
+            Variant::Atomic => "Explodes the king".to_string(),
+            _ => "Last piece gone: wins".to_string(),
+        };
+    }
+    if info.pos.variant_win {
+        return match variant {
+            Variant::Atomic => "Own king explodes".to_string(),
+            _ => "Opponent's last piece gone: loses".to_string(),
+        };
+    }
     if info.pos.checkmate {
         return "Checkmate".to_string();
     }
@@ -228,10 +244,11 @@ fn MoveRow(
     on_pick: Callback<(String, (Square, Square))>,
     on_prefetch: Callback<String>,
 ) -> impl IntoView {
+    let variant = use_variant().get_untracked();
     let href = m
         .fen_after
         .as_ref()
-        .map(|fen| position_href(fen))
+        .map(|fen| position_href(variant, fen))
         .unwrap_or_default();
     let mover_category = m.info.pos.category.flip();
     let label = Label::of(mover_category);
@@ -282,7 +299,7 @@ fn MoveRow(
                         .map(|(badge, why)| view! { <span class="badge" title=why>{badge}</span> })
                         .collect_view()}
                 </span>
-                <span class="dtz">{result_text(&info)}</span>
+                <span class="dtz">{result_text(&info, variant)}</span>
                 {m.unknown_because.clone().map(|why| view! { <span class="why">{why}</span> })}
             </a>
         </li>

@@ -4,9 +4,9 @@
 //! their PGN count alike.
 
 use leptos::{html, prelude::*, wasm_bindgen::JsCast, web_sys};
-use shakmaty::{Color, Position};
+use shakmaty::Color;
 
-use crate::position::parse_fen;
+use shakmaty::fen::Fen;
 
 /// One move on show: its SAN, the link to the position after it, whether the
 /// board is there.
@@ -17,11 +17,15 @@ pub struct ShownMove {
     pub current: bool,
 }
 
-/// The move number and side to move of a FEN; a FEN that does not read
-/// counts from move 1 with White.
+/// The move number and side to move of a FEN (read as fields, so any
+/// variant's FEN counts); a FEN that does not read counts from move 1 with
+/// White.
 fn first_move(start_fen: &str) -> (u32, Color) {
-    parse_fen(start_fen)
-        .map(|p| (p.fullmoves().get(), p.turn()))
+    Fen::from_ascii(start_fen.replace('_', " ").as_bytes())
+        .map(|f| {
+            let setup = f.into_setup();
+            (setup.fullmoves.get(), setup.turn)
+        })
         .unwrap_or((1, Color::White))
 }
 

@@ -74,7 +74,12 @@ pub fn promotion_dialog(
     let cancel = move || promotion.set(None);
     move || {
         promotion.get().map(|p| {
-            let roles = [Role::Queen, Role::Knight, Role::Rook, Role::Bishop];
+            // The pieces this pawn may become, in the usual order; in
+            // antichess a king too.
+            let roles: Vec<Role> = [Role::Queen, Role::Knight, Role::Rook, Role::Bishop, Role::King]
+                .into_iter()
+                .filter(|r| p.moves.iter().any(|m| m.promotion() == Some(*r)))
+                .collect();
             let moves = answered.get();
             view! {
                 <div

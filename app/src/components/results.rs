@@ -3,8 +3,9 @@
 //! greyed, until the new one arrives.
 
 use leptos::prelude::*;
-use shakmaty::{Chess, Square};
+use shakmaty::Square;
 
+use crate::game::{Game, parse_game_fen};
 use crate::{
     api::{Category, InstalledTables},
     components::{
@@ -12,10 +13,14 @@ use crate::{
         move_list::{ListedMove, MoveList, listed_moves, unknown_moves},
         status::{NoAnswer, Status, status_line},
     },
-    hooks::answers::{AnswerResource, Answers},
-    position::{parse_fen, to_fen},
+    hooks::{
+        answers::{AnswerResource, Answers},
+        url_position::use_variant,
+    },
+    position::to_fen,
     tables::{UnknownReason, fetch_command, unknown_reason},
     text::capitalized,
+    variant::Variant,
 };
 
 /// What the move list reports back to the page.
@@ -34,7 +39,7 @@ pub type TablesResource = Resource<Option<InstalledTables>>;
 
 #[component]
 pub fn Results(
-    parsed: Memo<Result<Chess, String>>,
+    parsed: Memo<Result<Game, String>>,
     answers: Answers,
     answer: AnswerResource,
     tables: TablesResource,
@@ -42,6 +47,8 @@ pub fn Results(
 ) -> impl IntoView {
     let (pending, set_pending) = signal(false);
     let resource = answer;
+    // `/tables` lists the standard tables: the variants' unknowns go unexplained.
+    let variant = use_variant();
     let results = move || {
         Suspend::new(async move {
             let answer = answer.await;
@@ -51,7 +58,9 @@ pub fn Results(
             if let Ok((fen, a)) = &answer {
                 answers.remember(fen.clone(), a.clone());
             }
-            let installed = installed.as_ref();
+            let installed = installed
+                .as_ref()
+                .filter(|_| variant.get_untracked() == Variant::Standard);
             match (parsed.get_untracked(), answer) {
                 (Err(reason), _) => illegal_view(&reason),
                 (Ok(pos), Ok((fen, answer))) => {
@@ -88,7 +97,7 @@ pub fn Results(
 /// installed tables give none, and collects the tables missing for them,
 /// each once, for the fetch hint.
 fn explained(
-    pos: &Chess,
+    pos: &Game,
     root: Category,
     mut moves: Vec<ListedMove>,
     installed: Option<&InstalledTables>,
@@ -114,7 +123,10 @@ fn explained(
         if m.info.pos.category != Category::Unknown {
             continue;
         }
-        let after = m.fen_after.as_deref().and_then(|fen| parse_fen(fen).ok());
+        let after = m
+            .fen_after
+            .as_deref()
+            .and_then(|fen| parse_game_fen(pos.variant(), fen).ok());
         m.unknown_because = after
             .and_then(|after| unknown_reason(&after, installed))
             .map(&mut note);

@@ -13,7 +13,7 @@
 use leptos::prelude::*;
 use shakmaty::{Color, Role};
 
-use crate::source::position_href;
+use crate::{source::position_href, variant::Variant};
 
 const DATA: &str = include_str!("stats.tsv");
 
@@ -97,108 +97,104 @@ fn percent(part: u64, total: u64) -> String {
     if total == 0 {
         return "–".to_string();
     }
-    // Tenths of a percent in integers (no float printing in the WASM).
-    let tenths = (u128::from(part) * 1000 + u128::from(total) / 2) / u128::from(total);
+    // Tenths of a percent in integers (no float printing in the WASM), in
+    // u64 (no 128-bit division either): the largest table has about 10^13
+    // positions, and 1000 times that is far below 2^64.
+    let tenths = (part.saturating_mul(1000) + total / 2) / total;
     format!("{}.{}%", tenths / 10, tenths % 10)
 }
 
+/// The statistics section for the material on the board, live as the board
+/// changes.
+///
+/// Its content is one HTML string (`inner_html`) rather than a tree of
+/// Leptos views: the table is static markup around a few numbers, and as
+/// views its element types alone were about 8 KB of the gzipped WASM. Every
+/// value in it is a table name, a number or a link made by
+/// [`position_href`], none of which holds a character HTML would read.
 #[component]
 pub fn Stats(#[prop(into)] placement: Signal<shakmaty::Board>) -> impl IntoView {
     // The table, as a memo: most moves keep the material, and the section
     // is then left as it is instead of drawn again.
     let table = Memo::new(move |_| placement.with(table_for));
-    let view = move || {
-        let Some((name, swapped)) = table.get() else {
-            return view! {
-                <p class="stats-none">"No statistics for this material."</p>
-            }
-            .into_any();
-        };
-        let Some(stats) = lookup(&name) else {
-            return ().into_any();
-        };
-        // Rows for the board's colours: when the board has the table's colours
-        // swapped, the table's "white to move" is our black to move.
-        let (white_side, black_side) = if swapped {
-            (stats.black_to_move, stats.white_to_move)
-        } else {
-            (stats.white_to_move, stats.black_to_move)
-        };
-        let longest = longest_wins(&stats, swapped);
-        view! {
-            <div class="stats-body">
-                <p>
-                    "Table " <strong>{name.clone()}</strong>
-                    ": how its positions end with best play, as a share of all its positions with that side to move"
-                </p>
-                <table>
-                    <thead>
-                        <tr>
-                            <th></th>
-                            <th class="win">"▲ win"</th>
-                            <th class="cursed">"◆ cursed / blessed"</th>
-                            <th class="draw">"● draw"</th>
-                            <th class="loss">"▼ loss"</th>
-                        </tr>
-                    </thead>
-                    <tbody>
-                        {outcome_row("White to move", white_side)}
-                        {outcome_row("Black to move", black_side)}
-                    </tbody>
-                </table>
-                <ul class="longest">{longest}</ul>
-            </div>
-        }
-        .into_any()
+    view! { <section class="stats" inner_html=move || stats_html(table.get())></section> }
+}
+
+/// The section's markup for a table (`table_for`), or for a material
+/// without one.
+fn stats_html(table: Option<(String, bool)>) -> String {
+    let heading = "<h2>Endgame statistics</h2>";
+    let Some((name, swapped)) = table else {
+        return format!(r#"{heading}<p class="stats-none">No statistics for this material.</p>"#);
     };
-    view! {
-        <section class="stats">
-            <h2>"Endgame statistics"</h2>
-            {view}
-        </section>
-    }
+    let Some(stats) = lookup(&name) else {
+        return heading.to_string();
+    };
+    // Rows for the board's colours: when the board has the table's colours
+    // swapped, the table's "white to move" is our black to move.
+    let (white_side, black_side) = if swapped {
+        (stats.black_to_move, stats.white_to_move)
+    } else {
+        (stats.white_to_move, stats.black_to_move)
+    };
+    format!(
+        concat!(
+            "{heading}",
+            r#"<div class="stats-body">"#,
+            "<p>Table <strong>{name}</strong>: how its positions end with best play, as a share of all its positions with that side to move</p>",
+            "<table><thead><tr><th></th>",
+            r#"<th class="win">▲ win</th><th class="cursed">◆ cursed / blessed</th><th class="draw">● draw</th><th class="loss">▼ loss</th>"#,
+            "</tr></thead><tbody>{white}{black}</tbody></table>",
+            r#"<ul class="longest">{longest}</ul></div>"#,
+        ),
+        heading = heading,
+        name = name,
+        white = outcome_row("White to move", white_side),
+        black = outcome_row("Black to move", black_side),
+        longest = longest_wins(&stats, swapped),
+    )
 }
 
 /// One side to move's shares of each outcome. The generator counts
 /// outcomes from the side to move's view already.
-fn outcome_row(label: &'static str, c: Counts) -> impl IntoView {
+fn outcome_row(label: &str, c: Counts) -> String {
     let total = c.total();
-    view! {
-        <tr>
-            <th scope="row">{label}</th>
-            <td class="win">{percent(c.wins, total)}</td>
-            <td class="cursed">{percent(c.cursed_wins + c.cursed_losses, total)}</td>
-            <td class="draw">{percent(c.draws, total)}</td>
-            <td class="loss">{percent(c.losses, total)}</td>
-        </tr>
-    }
+    format!(
+        concat!(
+            r#"<tr><th scope="row">{label}</th>"#,
+            r#"<td class="win">{win}</td><td class="cursed">{cursed}</td>"#,
+            r#"<td class="draw">{draw}</td><td class="loss">{loss}</td></tr>"#,
+        ),
+        label = label,
+        win = percent(c.wins, total),
+        cursed = percent(c.cursed_wins + c.cursed_losses, total),
+        draw = percent(c.draws, total),
+        loss = percent(c.losses, total),
+    )
 }
 
 /// The longest win for each side, with an example position to open.
-fn longest_wins(stats: &TableStats, swapped: bool) -> impl IntoView {
+fn longest_wins(stats: &TableStats, swapped: bool) -> String {
+    let (first, second) = if swapped {
+        ("Black", "White")
+    } else {
+        ("White", "Black")
+    };
     [
-        (
-            stats.longest_white.clone(),
-            if swapped { "Black" } else { "White" },
-        ),
-        (
-            stats.longest_black.clone(),
-            if swapped { "White" } else { "Black" },
-        ),
+        (&stats.longest_white, first),
+        (&stats.longest_black, second),
     ]
     .into_iter()
     .filter_map(|(longest, who)| {
-        let (ply, fen) = longest?;
+        let (ply, fen) = longest.as_ref()?;
         // The example is in the table's colours (stronger side white).
-        let href = position_href(&fen);
-        Some(view! {
-            <li>
-                {format!("Longest win for {who}: DTZ {ply} ")}
-                <a href=href>"(example)"</a>
-            </li>
-        })
+        // The statistics are of the standard tables.
+        let href = position_href(Variant::Standard, fen);
+        Some(format!(
+            r#"<li>Longest win for {who}: DTZ {ply} <a href="{href}">(example)</a></li>"#
+        ))
     })
-    .collect_view()
+    .collect()
 }
 
 #[cfg(test)]
@@ -224,5 +220,28 @@ mod tests {
             Some(("KQvK".into(), true))
         );
         assert!(lookup("KQvK").is_some_and(|s| s.longest_white.is_some_and(|l| l.0 == 20)));
+    }
+
+    #[test]
+    fn markup_names_the_table_and_links_the_longest_wins() {
+        let html = stats_html(table_for(&board("8/8/8/8/4K3/8/1q6/k7 w - - 0 1")));
+        assert!(html.starts_with("<h2>Endgame statistics</h2>"), "{html}");
+        assert!(html.contains("Table <strong>KQvK</strong>"), "{html}");
+        assert!(
+            html.contains("<li>Longest win for Black: DTZ 20 <a href=\"/?fen="),
+            "{html}"
+        );
+        assert_eq!(html.matches("<tr>").count(), 3, "{html}");
+        let none = stats_html(table_for(&board("8/8/8/8/4K3/8/8/k7 w - - 0 1")));
+        assert!(none.ends_with(r#"<p class="stats-none">No statistics for this material.</p>"#));
+    }
+
+    #[test]
+    fn shares_in_tenths_of_a_percent() {
+        assert_eq!(percent(1, 3), "33.3%");
+        assert_eq!(percent(2, 3), "66.7%");
+        assert_eq!(percent(0, 0), "–");
+        // A 7-piece table's count, times 1000, still fits.
+        assert_eq!(percent(9_000_000_000_000, 10_000_000_000_000), "90.0%");
     }
 }

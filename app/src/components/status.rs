@@ -2,7 +2,7 @@
 //! or why there is no verdict (mate, stalemate, outside the tables, illegal).
 
 use leptos::prelude::*;
-use shakmaty::{Chess, Color, Position};
+use shakmaty::{Color, Position};
 
 use crate::{
     api::{InstalledTables, TablebaseAnswer},
@@ -10,6 +10,7 @@ use crate::{
         outcome::{Label, Outcome},
         pieces::color_name,
     },
+    game::{Game, end_words},
     position::piece_count,
     source::UNREACHABLE,
     tables::unknown_reason,
@@ -40,12 +41,15 @@ impl NoAnswer {
 /// `draw`, `loss`, `unknown`, `error`), seen from the side to move.
 /// `installed` (when known) lets an unknown position say which table it needs.
 pub fn status_line(
-    pos: &Chess,
+    pos: &Game,
     answer: Result<&TablebaseAnswer, &NoAnswer>,
     installed: Option<&InstalledTables>,
 ) -> (String, &'static str) {
     let side = capitalized(color_name(pos.turn()));
     let other = capitalized(color_name(pos.turn().other()));
+    if let Some(words) = end_words(pos) {
+        return (words, "loss");
+    }
     if pos.is_checkmate() {
         return (format!("Checkmate: {other} wins"), "loss");
     }
@@ -90,7 +94,7 @@ pub fn status_line(
 }
 
 /// An unknown position's verdict: which table it needs, when the page knows.
-fn not_in_tables(pos: &Chess, installed: Option<&InstalledTables>) -> String {
+fn not_in_tables(pos: &Game, installed: Option<&InstalledTables>) -> String {
     let pieces = piece_count(pos);
     match installed.and_then(|tables| unknown_reason(pos, tables)) {
         Some(reason) => format!("Not in the installed tables: {reason}"),
@@ -115,7 +119,11 @@ pub fn Status(text: String, class: &'static str) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::position::parse_fen;
+    use crate::game::Game;
+
+    fn parse_fen(fen: &str) -> Result<Game, crate::position::FenError> {
+        crate::position::parse_fen(fen).map(Game::Chess)
+    }
 
     #[test]
     fn mate_stalemate_and_outside_the_tables() {

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::game::Game;
 use leptos::prelude::*;
-use shakmaty::Chess;
 
 #[cfg(not(feature = "ssr"))]
 use crate::hooks::in_flight::InFlight;
@@ -13,6 +13,7 @@ use crate::{
     api::{InstalledTables, TablebaseAnswer},
     position::to_fen,
     source::{fetch_answer, fetch_tables},
+    variant::Variant,
 };
 
 /// How many answers the tab keeps before starting afresh (a few MB at most).
@@ -21,29 +22,37 @@ const ANSWER_CACHE: usize = 2000;
 /// The URL position's answer and the FEN it answers, or why there is none.
 pub type AnswerResource = Resource<Result<(String, TablebaseAnswer), String>>;
 
-/// Answers seen in this tab, by full FEN, and those asked for and not yet come.
+/// Answers seen in this tab, by variant and full FEN, and those asked for
+/// and not yet come; the variant on show is the one asked about.
 #[derive(Clone, Copy)]
 pub struct Answers {
-    seen: StoredValue<HashMap<String, TablebaseAnswer>>,
+    seen: StoredValue<HashMap<(Variant, String), TablebaseAnswer>>,
+    variant: Memo<Variant>,
     /// The browser's requests in flight (the server renders one position a page).
     #[cfg(not(feature = "ssr"))]
-    asked: InFlight<String, Result<TablebaseAnswer, String>>,
+    asked: InFlight<(Variant, String), Result<TablebaseAnswer, String>>,
 }
 
 impl Answers {
+    fn key(self, fen: String) -> (Variant, String) {
+        (self.variant.get_untracked(), fen)
+    }
+
     pub fn remember(self, fen: String, answer: TablebaseAnswer) {
+        let key = self.key(fen);
         self.seen.try_update_value(|map| {
             if map.len() >= ANSWER_CACHE {
                 map.clear();
             }
-            map.insert(fen, answer);
+            map.insert(key, answer);
         });
     }
 
     /// The answer for a FEN if this tab has seen it.
     pub fn get(self, fen: &str) -> Option<TablebaseAnswer> {
+        let key = self.key(fen.to_string());
         self.seen
-            .try_with_value(|map| map.get(fen).cloned())
+            .try_with_value(|map| map.get(&key).cloned())
             .flatten()
     }
 
@@ -51,7 +60,8 @@ impl Answers {
     /// hovered, or clicked: the request leaves before the navigation's
     /// work); nothing when it is known or asked for already, or the page is gone.
     pub fn prefetch(self, fen: String) {
-        if self.seen.try_with_value(|map| map.contains_key(&fen)) != Some(false) {
+        let key = self.key(fen.clone());
+        if self.seen.try_with_value(|map| map.contains_key(&key)) != Some(false) {
             return;
         }
         // Nobody waits here: the answer is remembered when it comes.
@@ -74,8 +84,11 @@ impl Answers {
         self,
         fen: String,
     ) -> impl std::future::Future<Output = Result<TablebaseAnswer, String>> + Send {
-        let joined = self.asked.join(fen.clone(), move || async move {
-            let answer = fetch_answer(fen.clone()).await.map_err(|err| err.error)?;
+        let key = self.key(fen.clone());
+        let joined = self.asked.join(key.clone(), move || async move {
+            let answer = fetch_answer(key.0, fen.clone())
+                .await
+                .map_err(|err| err.error)?;
             self.remember(fen, answer.clone());
             Ok(answer)
         });
@@ -90,7 +103,10 @@ impl Answers {
     /// so nothing is in flight twice).
     #[cfg(feature = "ssr")]
     async fn ask(self, fen: String) -> Result<TablebaseAnswer, String> {
-        let answer = fetch_answer(fen.clone()).await.map_err(|err| err.error)?;
+        let variant = self.variant.get_untracked();
+        let answer = fetch_answer(variant, fen.clone())
+            .await
+            .map_err(|err| err.error)?;
         self.remember(fen, answer.clone());
         Ok(answer)
     }
@@ -98,15 +114,21 @@ impl Answers {
 
 /// The answer cache and the answer for the URL's position, which follows
 /// `parsed` (an illegal position's reason stands in for the answer).
-pub fn use_answers(parsed: Memo<Result<Chess, String>>) -> (Answers, AnswerResource) {
+pub fn use_answers(
+    variant: Memo<Variant>,
+    parsed: Memo<Result<Game, String>>,
+) -> (Answers, AnswerResource) {
     let answers = Answers {
         seen: StoredValue::new(HashMap::new()),
+        variant,
         #[cfg(not(feature = "ssr"))]
         asked: InFlight::default(),
     };
     let resource = Resource::new(
-        move || parsed.get().map(|p| to_fen(&p)),
-        move |key: Result<String, String>| async move { answers.answer(key?).await },
+        // The variant is part of the key: the same FEN has other answers
+        // under other rules.
+        move || parsed.get().map(|p| (variant.get(), to_fen(&p))),
+        move |key: Result<(Variant, String), String>| async move { answers.answer(key?.1).await },
     );
     (answers, resource)
 }

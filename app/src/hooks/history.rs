@@ -17,8 +17,9 @@ use crate::{
     api::MoveInfo,
     components::{board::move_squares, step_buttons::Step},
     hooks::last_moves::LastMoves,
-    position::{parse_fen, to_fen},
+    position::to_fen,
     source::position_href,
+    {game::parse_game_fen, variant::Variant},
 };
 
 /// One move of the line and the position after it.
@@ -34,6 +35,8 @@ pub struct Ply {
 /// A start position, the moves played from it, and where the board is.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Line {
+    /// The rules the moves were played under.
+    pub variant: Variant,
     pub start: String,
     pub plies: Vec<Ply>,
     /// 0 = the start, i = after the i-th move.
@@ -42,7 +45,12 @@ pub struct Line {
 
 impl Line {
     pub fn new(start: String) -> Line {
+        Line::in_variant(Variant::Standard, start)
+    }
+
+    pub fn in_variant(variant: Variant, start: String) -> Line {
         Line {
+            variant,
             start,
             plies: Vec::new(),
             cursor: 0,
@@ -75,21 +83,21 @@ impl Line {
             return true;
         }
         let from = self.fen_at(self.cursor).unwrap_or(&self.start);
-        match ply_between(from, fen) {
+        match ply_between(self.variant, from, fen) {
             Some(ply) => {
                 self.plies.truncate(self.cursor);
                 self.plies.push(ply);
                 self.cursor = self.plies.len();
             }
-            None => *self = Line::new(fen.to_string()),
+            None => *self = Line::in_variant(self.variant, fen.to_string()),
         }
         true
     }
 }
 
 /// The legal move from one position to the other, if there is one.
-fn ply_between(from: &str, to: &str) -> Option<Ply> {
-    let pos = parse_fen(from).ok()?;
+fn ply_between(variant: Variant, from: &str, to: &str) -> Option<Ply> {
+    let pos = parse_game_fen(variant, from).ok()?;
     pos.legal_moves().into_iter().find_map(|m| {
         let mut after = pos.clone();
         after.play_unchecked(m);
@@ -187,7 +195,11 @@ impl MoveHistory {
 
 /// The line for this tab, following the URL's position (`current_fen`) and
 /// noting each move's squares in `last_moves`.
-pub fn use_history(current_fen: Memo<Option<String>>, last_moves: LastMoves) -> MoveHistory {
+pub fn use_history(
+    variant: Memo<Variant>,
+    current_fen: Memo<Option<String>>,
+    last_moves: LastMoves,
+) -> MoveHistory {
     let navigate = use_navigate();
     let show = Callback::new(move |fen: String| {
         let options = NavigateOptions {
@@ -195,18 +207,25 @@ pub fn use_history(current_fen: Memo<Option<String>>, last_moves: LastMoves) -> 
             scroll: false,
             ..Default::default()
         };
-        navigate(&position_href(&fen), options);
+        navigate(&position_href(variant.get_untracked(), &fen), options);
     });
     let start = current_fen.get_untracked().unwrap_or_default();
     let history = MoveHistory {
-        line: RwSignal::new(Line::new(start)),
+        line: RwSignal::new(Line::in_variant(variant.get_untracked(), start)),
         show,
         last_moves,
     };
     Effect::new(move |_| {
-        if let Some(fen) = current_fen.get() {
-            history.observe(&fen);
+        let variant = variant.get();
+        let Some(fen) = current_fen.get() else {
+            return;
+        };
+        // Other rules, other game: a new line.
+        if history.line.with_untracked(|l| l.variant != variant) {
+            history.line.set(Line::in_variant(variant, fen));
+            return;
         }
+        history.observe(&fen);
     });
     history
 }

@@ -29,13 +29,19 @@ pub fn use_orientation() -> RwSignal<Color> {
     let navigate = use_navigate();
     Effect::new(move |_| {
         let black = orientation.get() == Color::Black;
-        let (url_black, fen) = query.with(|q| (black_in(q), q.get("fen")));
+        let (url_black, fen, variant) = query.with(|q| {
+            let variant = q
+                .get("variant")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_default();
+            (black_in(q), q.get("fen"), variant)
+        });
         if black == url_black {
             return;
         }
         let url = match (fen, black) {
-            (Some(fen), true) => format!("{}&orientation=black", position_href(&fen)),
-            (Some(fen), false) => position_href(&fen),
+            (Some(fen), true) => format!("{}&orientation=black", position_href(variant, &fen)),
+            (Some(fen), false) => position_href(variant, &fen),
             (None, true) => "/?orientation=black".to_string(),
             (None, false) => "/".to_string(),
         };

@@ -14,7 +14,7 @@ use std::{ffi::OsString, path::PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::{engine::EngineConfig, store::StoreOptions};
+use crate::{engine::EngineConfig, service::memory_budget, store::StoreOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -39,7 +39,7 @@ pub enum Command {
     /// Manage the fast tier (table prefixes on fast storage).
     #[command(subcommand)]
     Tier(tier::TierCommand),
-    /// Check table files against the published sha256 digests.
+    /// Check table files against the published digests (sha256; md5 for atomic and antichess).
     Verify(verify::VerifyArgs),
     /// See which tables are installed; fetch missing ones from a mirror.
     #[command(subcommand)]
@@ -86,6 +86,11 @@ pub struct TableArgs {
     /// For benchmarks: shows what the parallel probes buy.
     #[arg(long)]
     pub sequential_probes: bool,
+    /// Send every probe to the blocking threads, even when its reads are
+    /// all in memory. For benchmarks: shows what probing on the async
+    /// workers first buys.
+    #[arg(long)]
+    pub pool_only_probes: bool,
     /// Fast tier built by `zugzwang tier build`: table prefixes are read from
     /// there, data blocks from --tables (at most one slow read per lookup).
     #[arg(long, value_name = "FAST_DIR")]
@@ -99,9 +104,25 @@ pub struct TableArgs {
     /// checksums disappear later answers 500 instead of unchecked bytes.
     #[arg(long, conflicts_with_all = ["mmap", "no_block_checks"])]
     pub require_checksums: bool,
+    /// Megabytes of table indexes (headers, sparse indexes, block lengths)
+    /// kept in process memory, so a lookup costs at most its data block
+    /// even when the page cache cannot hold the tables. 0 keeps none.
+    /// Default: an eighth of MemAvailable at start.
+    #[arg(long, value_name = "MB")]
+    pub index_cache_mb: Option<u64>,
 }
 
 impl TableArgs {
+    /// The table directories of every variant (`--tables`, `--atomic`,
+    /// `--antichess`): what the scrub reads.
+    pub fn all_dirs(&self) -> Vec<PathBuf> {
+        [&self.dirs, &self.atomic, &self.antichess]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             tables: self.dirs.clone(),
@@ -115,9 +136,11 @@ impl TableArgs {
                 check_blocks: !self.no_block_checks,
                 require_checksums: self.require_checksums,
                 table_handles: None,
+                index_cache_bytes: memory_budget::index_cache_bytes(self.index_cache_mb),
             },
             probe_threads: self.probe_threads,
             sequential_probes: self.sequential_probes,
+            inline_probes: !self.pool_only_probes,
             ..EngineConfig::default()
         }
     }

@@ -17,7 +17,10 @@ use crate::{
         scrub,
         shutdown::{ShutdownError, Signals},
     },
-    store::descriptors::DescriptorBudget,
+    store::{
+        descriptors::DescriptorBudget,
+        disk_reads::{self, TraceError},
+    },
 };
 
 #[derive(Debug, Args)]
@@ -71,6 +74,11 @@ pub struct ServeArgs {
     /// exiting anyway (and logging what was cut).
     #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds)]
     pub drain_timeout: Duration,
+    /// Write every table read that waited for the disk to this file, one
+    /// line each (time, request, lookup, table, kind of read, bytes), for
+    /// `server/bench/read-trace.py`. Needs --read-around above 0.
+    #[arg(long, value_name = "FILE")]
+    pub read_trace: Option<PathBuf>,
 }
 
 /// A positive number of seconds, fractions allowed ("0.5").
@@ -94,6 +102,8 @@ pub enum ServeError {
     RequestLog(#[from] RequestLogError),
     #[error(transparent)]
     Shutdown(#[from] ShutdownError),
+    #[error(transparent)]
+    ReadTrace(#[from] TraceError),
 }
 
 /// Serves until SIGTERM or SIGINT, then drains. `inherited` is the listening
@@ -104,10 +114,22 @@ pub async fn serve(
     inherited: Option<std::net::TcpListener>,
 ) -> Result<(), ServeError> {
     let signals = Signals::listen()?;
+    if let Some(path) = &args.read_trace {
+        disk_reads::start_trace(path)?;
+        tracing::info!(
+            "tracing table reads that wait for the disk to {}",
+            path.display()
+        );
+        if args.tables.read_around == 0 || args.tables.mmap {
+            tracing::warn!(
+                "--read-trace sees nothing with --read-around 0 or --mmap: hits and misses cannot be told apart"
+            );
+        }
+    }
     let budget = descriptor_budget(&args);
     let engine = open_engine(&args, &budget)?;
     if args.scrub {
-        scrub::start_for_serve(&args.tables.dirs, args.scrub_rate);
+        scrub::start_for_serve(&args.tables.all_dirs(), args.scrub_rate);
     }
     let log = match &args.request_log {
         Some(path) => {

@@ -3,14 +3,21 @@
 //! (the work is `store::inventory` and `store::fetch`; this file holds the
 //! flags and the printing).
 
-use std::{collections::BTreeSet, fmt::Write as _, path::PathBuf};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    fmt::Write as _,
+    path::{Path, PathBuf},
+};
+
+use app::variant::Variant;
 
 use crate::store::{
-    catalog,
+    catalog::{self, Catalog},
     fetch::{
         self, Done, FetchError, FetchOptions, Summary,
         selection::{self, SelectionError, parse_pieces},
     },
+    format,
     inventory::{self, Inventory},
     tier::build::human,
 };
@@ -18,13 +25,13 @@ use crate::store::{
 /// `zugzwang tables ...`
 #[derive(Debug, clap::Subcommand)]
 pub enum TablesCommand {
-    /// Which standard tables directories hold, per piece count: present,
-    /// missing, damaged (size, or with --verify sha256, other than the
-    /// published one) and unknown files; what completing each set would add.
+    /// Which tables of a variant directories hold, per piece count:
+    /// present, missing, damaged (size, or with --verify digest, other than
+    /// the published one) and unknown files; what completing each set would add.
     Status(StatusArgs),
     /// Fetch tables from an HTTP(S) mirror, resuming cut transfers and
-    /// verifying every file against its published sha256 before it appears
-    /// under its real name.
+    /// verifying every file against its published digest (sha256; md5 for
+    /// atomic and antichess) before it appears under its real name.
     Fetch(FetchArgs),
 }
 
@@ -33,7 +40,13 @@ pub struct StatusArgs {
     /// Table directories, taken together as `serve --tables` takes them.
     #[arg(value_name = "DIR", default_value = ".")]
     pub dirs: Vec<PathBuf>,
-    /// Also check every file's sha256 against the published one (reads every byte).
+    /// Whose tables to survey: standard (.rtbw/.rtbz), atomic (.atbw/.atbz)
+    /// or antichess (.gtbw/.gtbz, pawnless .stbw/.stbz).
+    #[arg(long, default_value = "standard")]
+    pub variant: Variant,
+    /// Also check every file's digest against the published one (sha256;
+    /// md5 for atomic and antichess, whose sizes are not published, so
+    /// only this finds their damaged files). Reads every byte.
     #[arg(long)]
     pub verify: bool,
     /// Print the survey as JSON.
@@ -43,18 +56,23 @@ pub struct StatusArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct FetchArgs {
-    /// The mirror's directory of tables: files are fetched as URL/NAME.rtbw.
-    /// Repeat it for a mirror that keeps WDL and DTZ files in separate
-    /// directories: a file is asked of the next while one answers 404.
+    /// Whose tables to fetch: standard, atomic or antichess.
+    #[arg(long, default_value = "standard")]
+    pub variant: Variant,
+    /// The mirror's directory of the variant's tables: files are fetched as
+    /// URL/NAME.rtbw (.atbw, .gtbw, .stbw). Repeat it for a mirror that keeps
+    /// WDL and DTZ files, or antichess tables with and without pawns, in
+    /// separate directories: a file is asked of the next while one answers 404.
     #[arg(long, value_name = "URL", required = true)]
     pub from: Vec<String>,
     /// Directory to put the tables in (created if missing).
     #[arg(long, value_name = "DIR")]
     pub to: PathBuf,
-    /// Whole piece counts, joined by '-': 3-4-5, 3-4, 6, 7.
+    /// Whole piece counts, joined by '-': 3-4-5, 3-4, 6, 7 (atomic: 3-4-5;
+    /// antichess: 2-3-4, as far as the shipped md5 lists go).
     #[arg(long, value_name = "N-N", value_parser = parse_pieces_arg)]
     pub pieces: Option<BTreeSet<usize>>,
-    /// Tables by material, comma-separated: KRPvKR,KQPvKQ.
+    /// Tables by material, comma-separated: KRPvKR,KQPvKQ (antichess: BBvN).
     #[arg(long, value_name = "TABLES", value_delimiter = ',')]
     pub only: Vec<String>,
     /// Also fetch every table the selection's captures and promotions lead
@@ -98,7 +116,7 @@ pub async fn run(command: TablesCommand) -> Result<(), TablesError> {
 }
 
 fn status(args: StatusArgs) -> Result<(), TablesError> {
-    let inventory = inventory::survey(&args.dirs, args.verify, !args.json);
+    let inventory = inventory::survey(&args.dirs, args.variant, args.verify, !args.json);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&inventory)?);
     } else {
@@ -121,25 +139,34 @@ pub fn render_status(inventory: &Inventory) -> String {
         .iter()
         .map(|d| d.display().to_string())
         .collect();
-    let checked = if inventory.verified {
-        "sizes and sha256 checked"
-    } else {
-        "sizes checked; --verify also checks sha256"
-    };
-    let _ = writeln!(out, "Standard tables in {} ({checked})", dirs.join(", "));
+    let catalog = catalog::of(inventory.variant);
+    let _ = writeln!(
+        out,
+        "{} tables in {} ({})",
+        inventory.variant.label(),
+        dirs.join(", "),
+        what_was_checked(inventory)
+    );
+    if let Some(scope) = catalog.scope() {
+        let _ = writeln!(out, "({scope})");
+    }
     let _ = writeln!(
         out,
         "{:<7} {:>14} {:>14} {:>22}",
         "pieces", "tables", "files", "bytes"
     );
     for p in &inventory.pieces {
+        let bytes = match p.bytes_published {
+            Some(published) => format!("{} of {}", human(p.bytes), human(published)),
+            None => human(p.bytes),
+        };
         let _ = writeln!(
             out,
             "{:<7} {:>14} {:>14} {:>22}",
             p.pieces,
             format!("{} of {}", p.tables, p.tables_published),
             format!("{} of {}", p.files, p.files_published),
-            format!("{} of {}", human(p.bytes), human(p.bytes_published)),
+            bytes,
         );
     }
     for p in &inventory.pieces {
@@ -150,7 +177,7 @@ pub fn render_status(inventory: &Inventory) -> String {
                 "missing {}-piece ({} files): {}",
                 p.pieces,
                 p.missing.len(),
-                collapse_pairs(&p.missing).join(" ")
+                collapse_pairs(catalog, &p.missing).join(" ")
             );
         }
     }
@@ -163,50 +190,89 @@ pub fn render_status(inventory: &Inventory) -> String {
             d.problem
         );
     }
-    for u in &inventory.unknown {
-        let what = if u.file.ends_with(".part") {
-            "an interrupted download; `zugzwang tables fetch` resumes it"
-        } else {
-            "not a published standard table"
-        };
-        let _ = writeln!(
-            out,
-            "unknown {} in {} ({}): {what}",
-            u.file,
-            u.directory.display(),
-            human(u.bytes)
-        );
-    }
+    render_unknown(&mut out, catalog, inventory);
     for u in &inventory.unreadable {
         let _ = writeln!(out, "UNREADABLE {}: {}", u.path.display(), u.problem);
     }
+    let variant_flag = match inventory.variant {
+        Variant::Standard => String::new(),
+        variant => format!(" --variant {variant}"),
+    };
     for set in &inventory.to_complete {
+        let bytes = set
+            .bytes
+            .map_or_else(|| "sizes not published".to_string(), human);
         let _ = if set.files == 0 {
             writeln!(out, "the {} set is complete", set.set)
         } else {
             writeln!(
                 out,
-                "completing the {} set adds {} files, {} (`zugzwang tables fetch --pieces {} --from URL --to DIR`)",
-                set.set,
-                set.files,
-                human(set.bytes),
-                set.set
+                "completing the {} set adds {} files, {bytes} (`zugzwang tables fetch{variant_flag} --pieces {} --from URL --to DIR`)",
+                set.set, set.files, set.set
             )
         };
     }
     out
 }
 
+/// The header's note of what was compared with the published catalogue.
+fn what_was_checked(inventory: &Inventory) -> String {
+    let digest = inventory.digest;
+    match (inventory.sizes_published, inventory.verified) {
+        (true, true) => format!("sizes and {digest} checked"),
+        (true, false) => format!("sizes checked; --verify also checks {digest}"),
+        (false, true) => format!("{digest} checked"),
+        (false, false) => format!(
+            "names only: sizes are not published for these tables; --verify checks {digest}"
+        ),
+    }
+}
+
+/// Files that are not counted, each with why: an interrupted download, or
+/// a file the variant's list does not have. Tables of other variants are
+/// counted per directory instead (a directory may hold all three).
+fn render_unknown(out: &mut String, catalog: &Catalog, inventory: &Inventory) {
+    let mut others: BTreeMap<(&Path, Variant), usize> = BTreeMap::new();
+    for u in &inventory.unknown {
+        let why = match format::variant_of_name(&u.file) {
+            _ if u.file.ends_with(".part") => {
+                "an interrupted download; `zugzwang tables fetch` resumes it".to_string()
+            }
+            Some(other) if other != catalog.variant() => {
+                *others.entry((&u.directory, other)).or_default() += 1;
+                continue;
+            }
+            Some(_) => format!("not in the published list ({})", catalog.list()),
+            None => format!("not a published {} table", catalog.variant()),
+        };
+        let _ = writeln!(
+            out,
+            "unknown {} in {} ({}): {why}",
+            u.file,
+            u.directory.display(),
+            human(u.bytes),
+        );
+    }
+    for ((dir, other), count) in others {
+        let _ = writeln!(
+            out,
+            "{count} {other} table files in {} not counted: `zugzwang tables status --variant {other}` surveys them",
+            dir.display()
+        );
+    }
+}
+
 /// File names with both files of a table absent shortened to the table
 /// (`KRvK.rtbw KRvK.rtbz` → `KRvK`); a lone file keeps its extension.
-fn collapse_pairs(files: &[String]) -> Vec<String> {
+fn collapse_pairs(catalog: &Catalog, files: &[String]) -> Vec<String> {
     let set: BTreeSet<&str> = files.iter().map(String::as_str).collect();
     let mut out = Vec::new();
     for file in files {
         let Some((material, _)) = file.split_once('.') else {
             continue;
         };
-        let both = catalog::files_of(material)
+        let both = catalog
+            .files_of(material)
             .iter()
             .all(|f| set.contains(f.as_str()));
         match both {
@@ -226,12 +292,18 @@ async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
         .iter()
         .map(|url| fetch::base_url(url))
         .collect::<Result<Vec<_>, _>>()?;
+    let catalog = catalog::of(args.variant);
     let pieces = args.pieces.unwrap_or_default();
-    let tables = selection::select(&pieces, &args.only, args.with_dependencies)?;
-    let plan = fetch::plan(&tables, &args.to)?;
+    let tables = selection::select(catalog, &pieces, &args.only, args.with_dependencies)?;
+    let plan = fetch::plan(catalog, &tables, &args.to)?;
+    let unknown_size = match plan.unknown_size {
+        0 => String::new(),
+        n => format!(" plus {n} files whose size is not published"),
+    };
     println!(
-        "{} tables, {} files: {} to transfer, {} free in {}",
+        "{} {} tables, {} files: {} to transfer{unknown_size}; {} free in {}",
         tables.len(),
+        args.variant,
         plan.files.len(),
         human(plan.needed),
         human(plan.free),

@@ -1,7 +1,7 @@
-//! `zugzwang verify`: whole table files against the published sha256 digests
-//! (shipped with the program), naming every missing, extra or damaged file;
-//! `verify --init` records per-block checksums for tables served without a
-//! fast tier.
+//! `zugzwang verify`: whole table files against the published digests
+//! (shipped with the program: sha256, md5 for atomic and antichess
+//! tables), naming every missing, extra or damaged file; `verify --init`
+//! records per-block checksums for tables served without a fast tier.
 
 use std::path::PathBuf;
 

@@ -22,6 +22,7 @@ use shakmaty::variant::VariantPosition;
 use shakmaty_syzygy::filesystem::Filesystem;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+pub use pool::ProbeCounts;
 use pool::ProbePool;
 
 pub use answer_cache::{AnswerCache, CacheStats};
@@ -58,6 +59,11 @@ pub struct EngineConfig {
     /// Probe a request's positions one after another instead of together
     /// (to measure what the parallel probes buy).
     pub sequential_probes: bool,
+    /// Probe on the async worker first, every read refusing to wait for a
+    /// disk (`store::nowait`); only probes that need the disk go to the
+    /// blocking threads. Off: every probe goes to them (to measure what
+    /// this buys). Never with mmap, whose faults cannot refuse to wait.
+    pub inline_probes: bool,
 }
 
 impl Default for EngineConfig {
@@ -71,6 +77,7 @@ impl Default for EngineConfig {
             max_pending: 512,
             cache_bytes: 64 << 20,
             sequential_probes: false,
+            inline_probes: true,
         }
     }
 }
@@ -117,12 +124,18 @@ impl Engine {
             atomic: set(&config.atomic, Some(EMBEDDED_ATOMIC_DIR)),
             antichess: set(&config.antichess, None),
         };
-        Self::with_table_sets(config, &sets)
+        let config = EngineConfig {
+            inline_probes: config.inline_probes && !config.store.mmap,
+            ..config.clone()
+        };
+        Self::with_table_sets(&config, &sets)
     }
 
     /// An engine reading standard tables from `dirs` through any
     /// filesystem, ignoring the config's storage choices (no atomic or
-    /// antichess tables); tests use it to watch the reads.
+    /// antichess tables); tests use it to watch the reads. A filesystem
+    /// that may block without honouring `store::nowait` needs
+    /// `inline_probes` off.
     pub fn with_filesystem(
         config: &EngineConfig,
         filesystem: Arc<dyn Filesystem>,
@@ -149,7 +162,7 @@ impl Engine {
     ) -> Result<Engine, LoadError> {
         let (tables, directories) = Tables::load_sets(sets)?;
         Ok(Engine {
-            pool: ProbePool::new(tables, config.probe_threads, config.sequential_probes),
+            pool: ProbePool::new(tables, config),
             pending: Arc::new(Semaphore::new(config.max_pending.max(1))),
             max_pending: config.max_pending.max(1),
             shedding: LoadShedding::new(),
@@ -241,6 +254,12 @@ impl Engine {
     pub async fn cache_stats(&self) -> CacheStats {
         self.cache.settle().await;
         self.cache.stats()
+    }
+
+    /// Probes answered on the async workers and probes sent to the blocking
+    /// threads, since start.
+    pub fn probes_by_place(&self) -> ProbeCounts {
+        self.pool.counts()
     }
 
     /// Requests refused as overload since start.

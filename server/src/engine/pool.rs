@@ -1,10 +1,15 @@
-//! The bounded pool of blocking threads the tables are probed on.
+//! Where probes run: on the async worker while their reads are in memory,
+//! on a bounded pool of blocking threads when a read must wait for a disk.
 
-use std::sync::Arc;
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering::Relaxed},
+};
 
 use tokio::sync::Semaphore;
 
-use super::{EngineError, Tables};
+use super::{EngineConfig, EngineError, Tables};
+use crate::store::{metrics, nowait};
 
 /// The loaded tables and the blocking threads allowed to probe them at once.
 pub struct ProbePool {
@@ -12,18 +17,33 @@ pub struct ProbePool {
     slots: Arc<Semaphore>,
     threads: usize,
     sequential: bool,
+    inline: bool,
+    inline_probes: AtomicU64,
+    pooled_probes: AtomicU64,
+}
+
+/// How many probes ran where, since start (`/metrics`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProbeCounts {
+    /// Answered on the async worker, every read from memory.
+    pub inline: u64,
+    /// Sent to the blocking threads (a read had to wait, or inline is off).
+    pub pooled: u64,
 }
 
 impl ProbePool {
-    /// `threads` probes at once (at least one); `sequential`: a request's
-    /// probes run one after another (see `EngineConfig::sequential_probes`).
-    pub fn new(tables: Tables, threads: usize, sequential: bool) -> ProbePool {
-        let threads = threads.max(1);
+    /// `probe_threads` probes at once (at least one), one after another
+    /// when `sequential_probes`, inline first when `inline_probes`.
+    pub fn new(tables: Tables, config: &EngineConfig) -> ProbePool {
+        let threads = config.probe_threads.max(1);
         ProbePool {
             tables: Arc::new(tables),
             slots: Arc::new(Semaphore::new(threads)),
             threads,
-            sequential,
+            sequential: config.sequential_probes,
+            inline: config.inline_probes,
+            inline_probes: AtomicU64::new(0),
+            pooled_probes: AtomicU64::new(0),
         }
     }
 
@@ -39,6 +59,13 @@ impl ProbePool {
         self.sequential
     }
 
+    pub fn counts(&self) -> ProbeCounts {
+        ProbeCounts {
+            inline: self.inline_probes.load(Relaxed),
+            pooled: self.pooled_probes.load(Relaxed),
+        }
+    }
+
     /// Workers for `count` probes of one request.
     pub fn workers(&self, count: usize) -> usize {
         if self.sequential {
@@ -46,6 +73,32 @@ impl ProbePool {
         } else {
             count.min(self.threads)
         }
+    }
+
+    /// Runs `probe` here, on the async worker, with every read refusing to
+    /// wait: `None` when inline probing is off or a read would have waited
+    /// (the caller then sends it to the pool). The probe must not block in
+    /// any other way.
+    pub fn try_inline<T>(
+        &self,
+        probe: impl FnOnce(&Tables) -> Result<T, EngineError>,
+    ) -> Option<Result<T, EngineError>> {
+        if !self.inline {
+            return None;
+        }
+        let reads = metrics::current_request();
+        let result =
+            metrics::with_request(reads, || nowait::without_waiting(|| probe(&self.tables)));
+        if matches!(result, Err(EngineError::WouldWait)) {
+            return None;
+        }
+        self.inline_probes.fetch_add(1, Relaxed);
+        Some(result)
+    }
+
+    /// Counts `probes` sent to the blocking threads.
+    pub fn count_pooled(&self, probes: usize) {
+        self.pooled_probes.fetch_add(probes as u64, Relaxed);
     }
 
     /// Runs table work on the blocking pool, never on the async workers,
@@ -61,10 +114,10 @@ impl ProbePool {
             .await
             .map_err(|_| EngineError::Internal("probe pool closed".into()))?;
         let tables = Arc::clone(&self.tables);
-        let reads = crate::store::metrics::current_request();
+        let reads = metrics::current_request();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            crate::store::metrics::with_request(reads, || work(&tables))
+            metrics::with_request(reads, || work(&tables))
         })
         .await
         .map_err(|err| EngineError::Internal(format!("probe task failed: {err}")))

@@ -166,33 +166,64 @@ pub async fn answer(
     })
 }
 
-/// Probes positions in parallel, answers in the order given.
-///
-/// As many workers as there are positions or probe threads each take the
-/// next unprobed position until none is left: the same parallelism as one
-/// pool task per position, but one hand-off to the pool per worker instead
-/// of per position. At hot cache the hand-offs cost more than the probes
-/// (server/docs/benchmarks.md, "Where the time goes"). With
-/// `--sequential-probes` one worker takes them all, one after another.
+/// Probes positions, answers in the order given: first each on the async
+/// worker with reads that refuse to wait, then those that needed a disk on
+/// the pool, together.
 async fn probe_all(
     pool: &ProbePool,
     positions: Vec<VariantPosition>,
 ) -> Result<Vec<Probed>, EngineError> {
-    let count = positions.len();
+    let mut answers: Vec<Option<Probed>> = vec![None; positions.len()];
+    let mut waiting = Vec::new();
+    for (i, pos) in positions.iter().enumerate() {
+        // A 200-move position is a millisecond of probes: let other tasks in.
+        tokio::task::consume_budget().await;
+        match pool.try_inline(|tables| probe_position(tables, pos)) {
+            Some(probed) => answers[i] = Some(probed?),
+            None => waiting.push(i),
+        }
+    }
+    if !waiting.is_empty() {
+        for (i, probed) in probe_on_pool(pool, positions, waiting).await? {
+            answers[i] = Some(probed);
+        }
+    }
+    answers
+        .into_iter()
+        .map(|probed| {
+            probed.ok_or_else(|| EngineError::Internal("a position was left unprobed".into()))
+        })
+        .collect()
+}
+
+/// Probes `positions[i]` for each `i` of `waiting` in parallel on the pool.
+///
+/// As many workers as there are positions or probe threads each take the
+/// next unprobed position until none is left: the same parallelism as one
+/// pool task per position, but one hand-off to the pool per worker instead
+/// of per position. With `--sequential-probes` one worker takes them all,
+/// one after another.
+async fn probe_on_pool(
+    pool: &ProbePool,
+    positions: Vec<VariantPosition>,
+    waiting: Vec<usize>,
+) -> Result<Vec<(usize, Probed)>, EngineError> {
+    let count = waiting.len();
+    pool.count_pooled(count);
     let workers = pool.workers(count);
-    let positions = Arc::new(positions);
+    let work = Arc::new((positions, waiting));
     let next = Arc::new(AtomicUsize::new(0));
     let tasks = (0..workers).map(|_| {
-        let positions = Arc::clone(&positions);
+        let work = Arc::clone(&work);
         let next = Arc::clone(&next);
         pool.run(move |tables| {
+            let (positions, waiting) = &*work;
             let mut done = Vec::new();
             loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(pos) = positions.get(i) else {
+                let Some(&i) = waiting.get(next.fetch_add(1, Ordering::Relaxed)) else {
                     return done;
                 };
-                let probed = probe_position(tables, pos);
+                let probed = probe_position(tables, &positions[i]);
                 if probed.is_err() {
                     // The request fails anyway; leave the rest unprobed.
                     next.store(count, Ordering::Relaxed);
@@ -201,16 +232,11 @@ async fn probe_all(
             }
         })
     });
-    let mut answers: Vec<Option<Probed>> = vec![None; count];
-    for (i, probed) in try_join_all(tasks).await?.into_iter().flatten() {
-        answers[i] = Some(probed?);
+    let mut probed = Vec::with_capacity(count);
+    for (i, result) in try_join_all(tasks).await?.into_iter().flatten() {
+        probed.push((i, result?));
     }
-    answers
-        .into_iter()
-        .map(|probed| {
-            probed.ok_or_else(|| EngineError::Internal("a position was left unprobed".into()))
-        })
-        .collect()
+    Ok(probed)
 }
 
 /// A rounded DTZ can leave a move's 50-move outcome open (syzygy-win or

@@ -69,6 +69,18 @@ fn render_load(out: &mut Exposition, state: &AppState) {
         "Requests refused with 503 because --max-pending were already in progress.",
         state.engine.requests_shed(),
     );
+    let probes = state.engine.probes_by_place();
+    out.family(
+        "zugzwang_probes_total",
+        "Positions probed: on the async workers (every read in memory) or on the blocking threads (a read had to wait for the disk, or --pool-only-probes).",
+        Kind::Counter,
+    );
+    out.sample(
+        "zugzwang_probes_total",
+        &[("place", "inline")],
+        probes.inline,
+    );
+    out.sample("zugzwang_probes_total", &[("place", "pool")], probes.pooled);
     if let Some(connections) = &state.connections {
         out.gauge(
             "zugzwang_http_connections_open",
@@ -158,9 +170,9 @@ fn to_u64(n: usize) -> u64 {
 }
 
 /// The `X-Probe-Reads` value: the request's own table reads by tier, and
-/// the blocks served from the verified-block cache without a read (all zero
-/// for an answer from the response cache or one computed for an identical
-/// request that was in flight).
+/// those served from memory without a read (index cache, verified-block
+/// cache); all zero for an answer from the response cache or one computed
+/// for an identical request that was in flight.
 pub fn probe_reads_header(reads: &metrics::RequestReads) -> HeaderValue {
     let tally = reads.tally();
     HeaderValue::from_str(&format!(

@@ -7,6 +7,7 @@ use app::{
     api::{ApiError, InstalledTables},
     shell,
     source::ProbeSource,
+    variant::parse_variant_fen,
 };
 use axum::Router;
 use leptos::prelude::provide_context;
@@ -40,10 +41,10 @@ pub fn routes(state: AppState, installed: InstalledTables) -> Router<AppState> {
 
 /// Lets server-side rendering ask the engine directly instead of over HTTP.
 fn probe_source(engine: Arc<Engine>) -> ProbeSource {
-    ProbeSource(Arc::new(move |fen: String| {
+    ProbeSource(Arc::new(move |variant, fen: String| {
         let engine = Arc::clone(&engine);
         Box::pin(async move {
-            let pos = app::position::parse_fen(&fen).map_err(|err| ApiError {
+            let pos = parse_variant_fen(variant, &fen).map_err(|err| ApiError {
                 error: err.to_string(),
             })?;
             engine

@@ -3,12 +3,14 @@
 //! (`listener`), the accept loop and its timeouts (`connections`), draining
 //! on SIGTERM (`shutdown`), the background check of whole tables against
 //! the published digests (`scrub`), the log of served positions
-//! (`request_log`) and the memory and descriptor figures for /metrics
-//! (`process_health`).
+//! (`request_log`), the memory and descriptor figures for /metrics
+//! (`process_health`) and the memory the server keeps for itself
+//! (`memory_budget`).
 
 pub mod connections;
 pub mod limits;
 pub mod listener;
+pub mod memory_budget;
 pub mod process_health;
 pub mod request_log;
 pub mod scrub;

@@ -20,10 +20,9 @@ use std::{
 };
 
 use crate::store::{
-    catalog,
     format::{file_name, table_files},
     metrics::{self, ScrubReport, escape},
-    published,
+    published::{self, PublishedDigest},
 };
 
 /// Table reads per second above which requests count as heavy load.
@@ -101,7 +100,7 @@ impl ScrubReport for ScrubState {
             "1 while the scrub slows down for request load.",
             u64::from(self.yielding.load(Relaxed)),
         );
-        out.push_str("# HELP zugzwang_scrub_damaged Tables whose sha256 differs from the published digest.\n");
+        out.push_str("# HELP zugzwang_scrub_damaged Tables whose digest (sha256, md5 for atomic and antichess) differs from the published one.\n");
         out.push_str("# TYPE zugzwang_scrub_damaged gauge\n");
         for (table, reason) in self.damaged() {
             let _ = writeln!(
@@ -170,12 +169,13 @@ impl Throttle {
     }
 }
 
-/// Runs one pass over the table files of `dirs`.
+/// Runs one pass over the table files of `dirs`, of any variant: each
+/// file with a published digest (sha256, or md5 for atomic and antichess).
 pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState) {
     let mut failures = Vec::new();
     let files: Vec<PathBuf> = table_files(dirs, &mut failures)
         .into_iter()
-        .filter(|p| catalog::sha256(&file_name(p)).is_some())
+        .filter(|p| PublishedDigest::of(&file_name(p)).is_some())
         .collect();
     let sizes: Vec<u64> = files
         .iter()

@@ -1,8 +1,9 @@
-//! What table directories hold, compared with the catalogue of published
-//! tables (`tables status`): per piece count the tables present and missing,
-//! files that are damaged (a size other than the published one; with
-//! `verify` also a sha256 other than the published one), files that are no
-//! published standard table, and what completing each usual set would add.
+//! What table directories hold of one variant's tables, compared with the
+//! catalogue of published ones (`tables status`): per piece count the
+//! tables present and missing, files that are damaged (a size other than
+//! the published one where sizes are published; with `verify` also a
+//! digest other than the published one), files that are no published
+//! table of the variant, and what completing each usual set would add.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -10,24 +11,26 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use app::variant::Variant;
 use serde::Serialize;
 
 use super::{
-    catalog::{self, PIECE_COUNTS, Published},
-    published::sha256_file,
+    catalog::{self, Catalog, Published},
     tier::build::progress_bar,
 };
-
-/// The sets tables are usually installed and published in.
-pub const SETS: [(&str, std::ops::RangeInclusive<usize>); 3] =
-    [("3-4-5", 3..=5), ("6", 6..=6), ("7", 7..=7)];
 
 /// The survey of one or more directories, taken together as `serve` would.
 #[derive(Debug, Serialize)]
 pub struct Inventory {
+    pub variant: Variant,
     pub directories: Vec<PathBuf>,
-    /// Whether intact-looking files were also checked against their sha256.
+    /// Whether intact-looking files were also checked against their digest.
     pub verified: bool,
+    /// The published digest's algorithm: `sha256` (standard), `md5` (atomic, antichess).
+    pub digest: &'static str,
+    /// Whether sizes are published: without them (atomic, antichess) only
+    /// `verified` tells a damaged file.
+    pub sizes_published: bool,
     pub pieces: Vec<PieceCount>,
     pub damaged: Vec<Damaged>,
     pub unknown: Vec<Unknown>,
@@ -41,13 +44,15 @@ pub struct Inventory {
 #[derive(Debug, Serialize)]
 pub struct PieceCount {
     pub pieces: usize,
-    /// Tables whose two files (.rtbw and .rtbz) are both present and intact.
+    /// Tables whose two files (WDL and DTZ) are both present and intact.
     pub tables: usize,
     pub tables_published: usize,
     pub files: usize,
     pub files_published: usize,
+    /// Bytes of the intact files present.
     pub bytes: u64,
-    pub bytes_published: u64,
+    /// `None` where sizes are not published.
+    pub bytes_published: Option<u64>,
     /// Published files that are absent (damaged ones are listed apart).
     pub missing: Vec<String>,
 }
@@ -57,7 +62,7 @@ pub struct Damaged {
     pub file: String,
     pub directory: PathBuf,
     pub bytes: u64,
-    pub published_bytes: u64,
+    pub published_bytes: Option<u64>,
     pub problem: String,
 }
 
@@ -78,13 +83,15 @@ pub struct Unreadable {
 pub struct ToComplete {
     pub set: &'static str,
     pub files: usize,
-    pub bytes: u64,
+    /// `None` where sizes are not published.
+    pub bytes: Option<u64>,
 }
 
-/// A published file found with its published size.
+/// A published file found, with its published size if any.
 struct Candidate {
     name: String,
     path: PathBuf,
+    bytes: u64,
     published: Published,
 }
 
@@ -96,12 +103,16 @@ impl Inventory {
     }
 }
 
-/// Surveys the directories; with `verify`, hashes every file that has its
-/// published size (showing a progress bar when `progress`).
-pub fn survey(dirs: &[PathBuf], verify: bool, progress: bool) -> Inventory {
+/// Surveys the directories for the variant's tables; with `verify`, hashes
+/// every file that may be intact (showing a progress bar when `progress`).
+pub fn survey(dirs: &[PathBuf], variant: Variant, verify: bool, progress: bool) -> Inventory {
+    let catalog = catalog::of(variant);
     let mut inventory = Inventory {
+        variant,
         directories: dirs.to_vec(),
         verified: verify,
+        digest: catalog.algorithm(),
+        sizes_published: catalog.has_sizes(),
         pieces: Vec::new(),
         damaged: Vec::new(),
         unknown: Vec::new(),
@@ -110,25 +121,29 @@ pub fn survey(dirs: &[PathBuf], verify: bool, progress: bool) -> Inventory {
     };
     let mut candidates = Vec::new();
     for dir in dirs {
-        list_directory(dir, &mut inventory, &mut candidates);
+        list_directory(catalog, dir, &mut inventory, &mut candidates);
     }
     if verify {
         candidates = verified(candidates, &mut inventory, progress);
     }
-    let intact: BTreeMap<String, u64> = candidates
-        .into_iter()
-        .map(|c| (c.name, c.published.size))
-        .collect();
+    let intact: BTreeMap<String, u64> = candidates.into_iter().map(|c| (c.name, c.bytes)).collect();
     let damaged: BTreeSet<&str> = inventory.damaged.iter().map(|d| d.file.as_str()).collect();
-    inventory.pieces = PIECE_COUNTS
-        .map(|pieces| count_pieces(pieces, &intact, &damaged))
+    inventory.pieces = catalog
+        .piece_counts()
+        .into_iter()
+        .map(|pieces| count_pieces(catalog, pieces, &intact, &damaged))
         .collect();
-    inventory.to_complete = to_complete(&intact);
+    inventory.to_complete = to_complete(catalog, &intact);
     inventory
 }
 
 /// Sorts one directory's files into candidates, damaged and unknown.
-fn list_directory(dir: &Path, inventory: &mut Inventory, candidates: &mut Vec<Candidate>) {
+fn list_directory(
+    catalog: &Catalog,
+    dir: &Path,
+    inventory: &mut Inventory,
+    candidates: &mut Vec<Candidate>,
+) {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) => {
@@ -157,7 +172,7 @@ fn list_directory(dir: &Path, inventory: &mut Inventory, candidates: &mut Vec<Ca
         }
         let name = super::format::file_name(&path);
         let bytes = meta.len();
-        let Some(published) = catalog::published(&name) else {
+        let Some(published) = catalog.published(&name) else {
             inventory.unknown.push(Unknown {
                 file: name,
                 directory: dir.to_path_buf(),
@@ -165,16 +180,15 @@ fn list_directory(dir: &Path, inventory: &mut Inventory, candidates: &mut Vec<Ca
             });
             continue;
         };
-        if bytes != published.size {
+        if let Some(size) = published.size.filter(|&size| size != bytes) {
             inventory.damaged.push(Damaged {
                 problem: format!(
-                    "{bytes} bytes, published {}: truncated or damaged; fetch it again",
-                    published.size
+                    "{bytes} bytes, published {size}: truncated or damaged; fetch it again"
                 ),
                 file: name,
                 directory: dir.to_path_buf(),
                 bytes,
-                published_bytes: published.size,
+                published_bytes: Some(size),
             });
             continue;
         }
@@ -182,29 +196,32 @@ fn list_directory(dir: &Path, inventory: &mut Inventory, candidates: &mut Vec<Ca
             candidates.push(Candidate {
                 name,
                 path,
+                bytes,
                 published,
             });
         }
     }
 }
 
-/// The candidates whose sha256 is the published one; the others go to damaged.
+/// The candidates whose digest is the published one; the others go to damaged.
 fn verified(
     candidates: Vec<Candidate>,
     inventory: &mut Inventory,
     progress: bool,
 ) -> Vec<Candidate> {
-    let total = candidates.iter().map(|c| c.published.size).sum();
+    let total = candidates.iter().map(|c| c.bytes).sum();
     let count = candidates.len();
     let bar = progress_bar(progress, total, count);
     let mut intact = Vec::new();
     for (i, candidate) in candidates.into_iter().enumerate() {
         bar.set_message(format!("{}/{count} {}", i + 1, candidate.name));
-        let problem = match sha256_file(&candidate.path, |n| bar.inc(n as u64)) {
-            Ok(digest) if digest == candidate.published.sha256 => None,
+        let published = candidate.published.digest;
+        let problem = match published.of_file(&candidate.path, |n| bar.inc(n as u64)) {
+            Ok(digest) if digest == published.hex() => None,
             Ok(digest) => Some(format!(
-                "sha256 {digest} differs from the published {}: damaged; fetch it again",
-                candidate.published.sha256
+                "{} {digest} differs from the published {}: damaged; fetch it again",
+                published.algorithm(),
+                published.hex()
             )),
             Err(err) => Some(format!("cannot read: {err}")),
         };
@@ -217,7 +234,7 @@ fn verified(
                     .parent()
                     .map(Path::to_path_buf)
                     .unwrap_or_default(),
-                bytes: candidate.published.size,
+                bytes: candidate.bytes,
                 published_bytes: candidate.published.size,
                 problem,
             }),
@@ -228,6 +245,7 @@ fn verified(
 }
 
 fn count_pieces(
+    catalog: &Catalog,
     pieces: usize,
     intact: &BTreeMap<String, u64>,
     damaged: &BTreeSet<&str>,
@@ -239,18 +257,19 @@ fn count_pieces(
         files: 0,
         files_published: 0,
         bytes: 0,
-        bytes_published: 0,
+        bytes_published: Some(0),
         missing: Vec::new(),
     };
-    for material in catalog::materials_with(pieces) {
+    for material in catalog.materials_with(pieces) {
         count.tables_published += 1;
-        let files = catalog::files_of(material);
+        let files = catalog.files_of(material);
         if files.iter().all(|f| intact.contains_key(f)) {
             count.tables += 1;
         }
         for file in files {
             count.files_published += 1;
-            count.bytes_published += catalog::published(&file).map_or(0, |p| p.size);
+            let size = catalog.published(&file).and_then(|p| p.size);
+            count.bytes_published = count.bytes_published.zip(size).map(|(a, b)| a + b);
             if let Some(bytes) = intact.get(&file) {
                 count.files += 1;
                 count.bytes += bytes;
@@ -263,35 +282,43 @@ fn count_pieces(
 }
 
 /// Files and bytes each usual set lacks (absent or damaged).
-fn to_complete(intact: &BTreeMap<String, u64>) -> Vec<ToComplete> {
-    SETS.iter()
+fn to_complete(catalog: &Catalog, intact: &BTreeMap<String, u64>) -> Vec<ToComplete> {
+    catalog
+        .sets()
+        .iter()
         .map(|(set, range)| {
-            let lacking: Vec<u64> = catalog::names()
+            let lacking: Vec<Option<u64>> = catalog
+                .names()
                 .filter(|n| range.contains(&catalog::piece_count(n)) && !intact.contains_key(*n))
-                .map(|n| catalog::published(n).map_or(0, |p| p.size))
+                .map(|n| catalog.published(n).and_then(|p| p.size))
                 .collect();
             ToComplete {
                 set,
                 files: lacking.len(),
-                bytes: lacking.iter().sum(),
+                bytes: lacking.iter().try_fold(0, |sum, size| Some(sum + (*size)?)),
             }
         })
         .collect()
 }
 
-/// Installed tables per piece count among file names (`serve`'s start-up
-/// log): `(pieces, tables with both files, tables published)` for every
-/// piece count with at least one file present.
+/// Installed standard tables per piece count among file names (`serve`'s
+/// start-up log): `(pieces, tables with both files, tables published)` for
+/// every piece count with at least one file present.
 pub fn completeness<'a>(files: impl IntoIterator<Item = &'a str>) -> Vec<(usize, usize, usize)> {
     let files: BTreeSet<&str> = files.into_iter().collect();
-    PIECE_COUNTS
+    let standard = catalog::of(Variant::Standard);
+    standard
+        .piece_counts()
+        .into_iter()
         .filter_map(|pieces| {
             let mut any = false;
             let mut complete = 0;
             let mut published = 0;
-            for material in catalog::materials_with(pieces) {
+            for material in standard.materials_with(pieces) {
                 published += 1;
-                let present = catalog::files_of(material).map(|f| files.contains(f.as_str()));
+                let present = standard
+                    .files_of(material)
+                    .map(|f| files.contains(f.as_str()));
                 any |= present.iter().any(|&p| p);
                 complete += usize::from(present.iter().all(|&p| p));
             }

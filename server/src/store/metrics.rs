@@ -25,8 +25,9 @@ use shakmaty_syzygy::filesystem::ReadHint;
 pub enum Tier {
     Fast,
     Slow,
-    /// The in-memory cache of blocks that already passed their checksum:
-    /// no disk read at all.
+    /// Process memory: the index kept by `store::index_cache`, or the
+    /// blocks that already passed their checksum (`store::verified_cache`).
+    /// No read at all.
     Cache,
 }
 
@@ -55,7 +56,7 @@ pub const KINDS: [(ReadHint, &str); 5] = [
     (ReadHint::Data, "data"),
 ];
 
-fn kind_index(hint: ReadHint) -> usize {
+pub(crate) fn kind_index(hint: ReadHint) -> usize {
     match hint {
         ReadHint::Header => 0,
         ReadHint::DtzMap => 1,
@@ -122,14 +123,45 @@ pub struct ReadEvent {
 }
 
 /// A request's reads, filled from whichever blocking threads probe for it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RequestReads {
+    /// Requests are numbered in the order they start, so a read trace
+    /// (`store::disk_reads`) can tell one request's reads from another's
+    /// and leave out the warm-up.
+    id: u64,
     fast: AtomicU64,
     slow: AtomicU64,
     cached: AtomicU64,
 }
 
+static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
+
+impl Default for RequestReads {
+    fn default() -> Self {
+        RequestReads {
+            id: NEXT_REQUEST.fetch_add(1, Relaxed),
+            fast: AtomicU64::new(0),
+            slow: AtomicU64::new(0),
+            cached: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Requests counted so far (the number the next one gets, minus one).
+pub fn requests_started() -> u64 {
+    NEXT_REQUEST.load(Relaxed) - 1
+}
+
+/// The number of the request this thread reads for; 0 outside requests.
+pub fn current_request_id() -> u64 {
+    THREAD_REQUEST.with(|r| r.borrow().as_ref().map_or(0, |reads| reads.id))
+}
+
 impl RequestReads {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     pub fn tally(&self) -> Tally {
         Tally {
             fast: self.fast.load(Relaxed),
@@ -272,6 +304,8 @@ impl Metrics {
     pub fn render(&self) -> String {
         let mut out = String::new();
         self.render_reads(&mut out);
+        super::disk_reads::render(&mut out);
+        super::index_cache::render(&mut out);
         self.render_fast_tier(&mut out);
         self.render_integrity(&mut out);
         self.render_health(&mut out);

@@ -5,27 +5,40 @@
 //! without configuration; `tier` is the fast tier: each table's prefix
 //! (`format` finds it) on fast storage, its per-block checksums checked on
 //! every read, and the `build` that writes them. Verified blocks are kept
-//! in memory (`verified_cache`) and reads counted in `metrics`. Descriptors
+//! in memory (`verified_cache`); every table's index parts (headers, sparse
+//! indexes, block lengths) are kept in memory within a budget
+//! (`index_cache`); reads are counted in `metrics`, and those that waited for
+//! the disk in `disk_reads` (which can also trace them to a file);
+//! concurrent misses on one window make one read (`single_flight`), and
+//! a miss is told from a hit without starting I/O (`residency`); `nowait`
+//! lets a probe refuse every read that would wait for a disk. Descriptors
 //! of table files are kept within a budget by `handles`; tables whose header
 //! failed its checksum are refused for a while (`quarantine`); `coverage`
 //! says at start which tables are served without checksums; `catalog`
-//! holds the published name, size and sha256 of every table and which
-//! tables its captures and promotions lead to; `variant_digests` the md5 of
-//! every published atomic and antichess table; `published` checks whole
+//! holds, per variant, the published name, digest and (standard only) size
+//! of every table and which tables its captures and promotions lead to
+//! (`material` has each variant's rules for those); `variant_digests` reads
+//! the md5 lists of atomic and antichess tables; `published` checks whole
 //! files against those digests.
 
 pub mod catalog;
 pub mod coverage;
 pub mod descriptors;
+pub mod disk_reads;
 pub mod embedded;
 pub mod fetch;
 pub mod format;
 pub mod handles;
+pub mod index_cache;
 pub mod inventory;
+pub mod material;
 pub mod metrics;
+pub mod nowait;
 pub mod pread;
 pub mod published;
 pub mod quarantine;
+pub mod residency;
+pub mod single_flight;
 pub mod tier;
 pub mod variant_digests;
 pub mod verified_cache;
@@ -35,6 +48,7 @@ use std::{path::PathBuf, sync::Arc};
 use shakmaty_syzygy::filesystem::{Filesystem, MmapFilesystem};
 
 use coverage::MissingChecksums;
+use index_cache::{IndexCache, IndexCachedFilesystem};
 use tier::{TierOptions, TieredFilesystem};
 
 /// How table files on disk are read (`EngineConfig::store`).
@@ -55,10 +69,17 @@ pub struct StoreOptions {
     /// Table files kept open at most; `None`: what the open-files limit
     /// leaves after connections (`store::descriptors::DescriptorBudget`).
     pub table_handles: Option<usize>,
+    /// Bytes of table indexes kept in process memory (`index_cache`);
+    /// 0 keeps none. `serve` sizes it from MemAvailable unless told.
+    pub index_cache_bytes: u64,
 }
 
+/// The index cache when nothing sizes it (tests, `zugzwang probe`).
+pub const DEFAULT_INDEX_CACHE_BYTES: u64 = 64 << 20;
+
 impl Default for StoreOptions {
-    /// pread, checked where checksums are recorded, 128 KiB read around misses.
+    /// pread, checked where checksums are recorded, 128 KiB read around
+    /// misses, 64 MiB of table indexes kept in memory.
     fn default() -> Self {
         StoreOptions {
             mmap: false,
@@ -68,12 +89,14 @@ impl Default for StoreOptions {
             check_blocks: true,
             require_checksums: false,
             table_handles: None,
+            index_cache_bytes: DEFAULT_INDEX_CACHE_BYTES,
         }
     }
 }
 
 /// The filesystem the tables of `dirs` are read through: mmap when asked,
-/// else the tiered pread store, after surveying which tables have checksums.
+/// else the tiered pread store (after surveying which tables have
+/// checksums) with the tables' indexes kept in memory above it.
 pub fn open(
     options: &StoreOptions,
     dirs: &[PathBuf],
@@ -96,5 +119,13 @@ pub fn open(
     }
     tracing::info!("keeping at most {} table files open", fs.handles().budget());
     coverage::survey(&fs, dirs)?;
-    Ok(Arc::new(fs))
+    let cache = IndexCache::new(usize::try_from(options.index_cache_bytes).unwrap_or(usize::MAX));
+    tracing::info!(
+        "keeping up to {} MiB of table indexes in memory",
+        cache.capacity() >> 20
+    );
+    Ok(Arc::new(IndexCachedFilesystem::new(
+        Arc::new(fs),
+        Arc::new(cache),
+    )))
 }

@@ -8,9 +8,10 @@
 //! one position and its moves touch neighbouring parts of a table. So a
 //! miss reads the aligned window around it in one read (`--read-around`), as
 //! an mmap fault reads around itself, and the neighbours then find their
-//! bytes in the page cache. Hits cost nothing extra: they are recognised by a
-//! read that refuses to wait for the disk (`RWF_NOWAIT`). No fadvise hint is
-//! involved, only reads.
+//! bytes in the page cache. Hits cost little extra: they are recognised by
+//! asking the page cache (`residency`), or where the kernel cannot be asked,
+//! by a read that refuses to wait for the disk (`RWF_NOWAIT`). No fadvise
+//! hint is involved, only reads.
 
 use std::{
     fmt,
@@ -22,14 +23,19 @@ use std::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
+    time::Instant,
 };
 
 use rustix::io::{Errno, ReadWriteFlags};
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 use super::descriptors::DescriptorBudget;
+use super::disk_reads::{self, DiskRead};
 use super::format::file_name;
 use super::handles::{self, HandlePool, PooledFile};
+use super::nowait;
+use super::residency::{self, Residency};
+use super::single_flight::{self, Role};
 
 /// Reads tables with positioned reads, optionally hinting random access.
 #[derive(Debug, Clone)]
@@ -176,6 +182,9 @@ impl Filesystem for PreadFilesystem {
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        if nowait::refusing() {
+            return Err(nowait::would_wait());
+        }
         self.open_pread(path)
             .map(|file| Box::new(file) as Box<dyn RandomAccessFile>)
     }
@@ -199,6 +208,17 @@ impl PreadFilesystem {
     }
 }
 
+/// Whether the file system holding `path` tells page-cache hits from misses
+/// (`RWF_NOWAIT`): reads its first bytes, then asks for them again without
+/// waiting. Where it cannot, every probe goes to the blocking threads.
+pub fn reads_without_waiting(path: &Path) -> io::Result<bool> {
+    let file = File::open(path)?;
+    let mut buf = [0; 64];
+    let got = file.read_at(&mut buf, 0)?;
+    let mut slices = [IoSliceMut::new(&mut buf[..got])];
+    Ok(rustix::io::preadv2(&file, &mut slices, 0, ReadWriteFlags::NOWAIT) == Ok(got))
+}
+
 /// One table file, its descriptor held by the pool.
 pub struct PreadFile {
     file: PooledFile,
@@ -215,8 +235,21 @@ impl PreadFile {
     }
 
     /// Whether the bytes are all in the page cache; if so they are in `buf`.
-    /// Where the kernel cannot tell, says no (and read-around stops).
+    /// Asked without starting I/O where the kernel can (`residency`); else
+    /// with a read that refuses to wait. Where the kernel cannot tell, says
+    /// no (and read-around stops).
     fn read_cached(&self, file: &File, buf: &mut [u8], offset: u64) -> bool {
+        match residency::of(file, offset, buf.len()) {
+            // Any error shows again in the plain read.
+            Residency::Cached => file.read_exact_at(buf, offset).is_ok(),
+            Residency::Missing => false,
+            Residency::Unknown => self.read_nowait(file, buf, offset),
+        }
+    }
+
+    /// Reads the bytes if the page cache has them all, never waiting; a
+    /// refusal may start the I/O for them (see `residency`).
+    fn read_nowait(&self, file: &File, buf: &mut [u8], offset: u64) -> bool {
         let mut slices = [IoSliceMut::new(buf)];
         let wanted = slices[0].len();
         match rustix::io::preadv2(file, &mut slices, offset, ReadWriteFlags::NOWAIT) {
@@ -230,27 +263,62 @@ impl PreadFile {
         }
     }
 
+    /// Inside [`nowait::without_waiting`]: the bytes if the page cache has
+    /// them all and the descriptor is open, else [`nowait::WouldWait`]
+    /// (reopening a closed descriptor may wait on the disk too).
+    /// The page cache is asked first, so that a refusal never starts I/O:
+    /// the pool's retry must find the bytes missing, to read the window
+    /// around them in one read.
+    fn read_from_memory(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let cached = self.nowait_works.load(Ordering::Relaxed)
+            && self.file.open_handle().is_some_and(|file| {
+                !matches!(residency::of(&file, offset, buf.len()), Residency::Missing)
+                    && self.read_nowait(&file, buf, offset)
+            });
+        if cached {
+            Ok(buf.len())
+        } else {
+            Err(nowait::would_wait())
+        }
+    }
+
     /// Reads the aligned window around a miss in one read and copies out
-    /// what was asked. Says no when the window came back short or failed;
-    /// the plain read then reports the error or the short file properly.
-    fn read_window(&self, file: &File, buf: &mut [u8], offset: u64) -> bool {
+    /// what was asked; a window another probe is reading already is waited
+    /// for instead (`single_flight`). Says no when the window came back
+    /// short or failed; the plain read then reports the error or the short
+    /// file properly.
+    fn read_window(&self, file: &File, buf: &mut [u8], offset: u64, hint: ReadHint) -> bool {
         let start = offset & !(self.read_around - 1);
         let end = (offset + buf.len() as u64).max(start + self.read_around);
         let Ok(window_len) = usize::try_from(end - start) else {
             return false;
         };
-        let mut window = vec![0; window_len];
-        let Ok(got) = file.read_at(&mut window, start) else {
+        let started = Instant::now();
+        let (window, role) = single_flight::global().read((self.file.id(), start), || {
+            let mut window = vec![0; window_len];
+            let got = file.read_at(&mut window, start).ok()?;
+            window.truncate(got);
+            Some(Arc::new(window))
+        });
+        let from = (offset - start) as usize;
+        let Some(wanted) = window
+            .as_deref()
+            .and_then(|w| w.get(from..from + buf.len()))
+        else {
             return false;
         };
-        let from = (offset - start) as usize;
-        match window.get(from..from + buf.len()) {
-            Some(wanted) if from + buf.len() <= got => {
-                buf.copy_from_slice(wanted);
-                true
-            }
-            _ => false,
-        }
+        buf.copy_from_slice(wanted);
+        disk_reads::record(&DiskRead {
+            path: self.file.path(),
+            hint,
+            offset,
+            len: buf.len(),
+            window: start..end,
+            joined: role == Role::Joined,
+            started,
+            took: started.elapsed(),
+        });
+        true
     }
 
     /// Explains a read that ended early: usually the file was truncated or
@@ -272,12 +340,15 @@ impl PreadFile {
 }
 
 impl RandomAccessFile for PreadFile {
-    fn read_at(&self, buf: &mut [u8], offset: u64, _hint: ReadHint) -> io::Result<usize> {
+    fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
+        if nowait::refusing() {
+            return self.read_from_memory(buf, offset);
+        }
         let file = self.file.handle()?;
         // Read-around needs to tell hits from misses; without that, plain reads only.
         if self.read_around > 0
             && self.nowait_works.load(Ordering::Relaxed)
-            && (self.read_cached(&file, buf, offset) || self.read_window(&file, buf, offset))
+            && (self.read_cached(&file, buf, offset) || self.read_window(&file, buf, offset, hint))
         {
             return Ok(buf.len());
         }

@@ -13,6 +13,8 @@ use std::{
 use md5::{Digest as _, Md5};
 use sha2::{Digest, Sha256};
 
+use app::variant::Variant;
+
 use super::{
     catalog::{self, piece_count, sha256},
     format::{file_name, table_files, variant_of_name},
@@ -30,11 +32,11 @@ pub enum PublishedDigest {
 }
 
 impl PublishedDigest {
-    /// The published digest of a file name, of whichever variant.
+    /// The published digest of a file name, of whichever variant (its
+    /// suffix says which).
     pub fn of(name: &str) -> Option<PublishedDigest> {
-        sha256(name)
-            .map(PublishedDigest::Sha256)
-            .or_else(|| variant_digests::md5(name).map(PublishedDigest::Md5))
+        let variant = variant_of_name(name)?;
+        catalog::of(variant).published(name).map(|p| p.digest)
     }
 
     /// The algorithm's name, as messages print it.
@@ -48,6 +50,15 @@ impl PublishedDigest {
     pub fn hex(self) -> &'static str {
         match self {
             PublishedDigest::Sha256(hex) | PublishedDigest::Md5(hex) => hex,
+        }
+    }
+
+    /// The digest of a file by this digest's algorithm, calling `progress`
+    /// with each chunk's size.
+    pub fn of_file(self, path: &Path, progress: impl FnMut(usize)) -> io::Result<String> {
+        match self {
+            PublishedDigest::Sha256(_) => sha256_file(path, progress),
+            PublishedDigest::Md5(_) => md5_file(path, progress),
         }
     }
 }
@@ -231,8 +242,9 @@ pub fn check_dirs(dirs: &[PathBuf], progress: bool) -> Findings {
         .iter()
         .map(|n| (variant_of_name(n), piece_count(n)))
         .collect();
-    let mut missing: Vec<String> = catalog::names()
-        .chain(variant_digests::names())
+    let mut missing: Vec<String> = Variant::ALL
+        .iter()
+        .flat_map(|&variant| catalog::of(variant).names())
         .filter(|n| counts.contains(&(variant_of_name(n), piece_count(n))) && !present.contains(*n))
         .map(str::to_string)
         .collect();

@@ -97,9 +97,26 @@ pub fn engine_with(dirs: Vec<PathBuf>) -> Engine {
 /// Copies the embedded tables into a fresh temporary directory the test may
 /// damage; writable even where the checkout's tables are read-only.
 pub fn copy_of_embedded_tables() -> tempfile::TempDir {
+    copy_of(&embedded_tables_dir())
+}
+
+/// The atomic 3-4 piece tables the repository carries (the binary embeds them).
+pub fn atomic_tables_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tables-atomic")
+}
+
+/// Every 2-piece antichess table (`.gtbw/.gtbz` with a pawn, `.stbw/.stbz`
+/// without), a fixture the repository carries.
+pub fn antichess_tables_dir() -> PathBuf {
+    fixture("antichess-2")
+}
+
+/// Copies the files of a table directory into a fresh temporary directory
+/// the test may damage, writable whatever the originals' permissions.
+pub fn copy_of(tables: &Path) -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("temp dir");
-    for entry in std::fs::read_dir(embedded_tables_dir()).expect("tables dir") {
+    for entry in std::fs::read_dir(tables).expect("tables dir") {
         let path = entry.expect("entry").path();
         let to = dir.path().join(path.file_name().expect("file name"));
         std::fs::copy(&path, &to).expect("copy");

@@ -108,7 +108,7 @@ impl Replay {
 
     pub fn print(&self, label: &str) {
         println!(
-            "{label}: {} positions ({} not in the tables), {} table lookups, reads fast={} slow={} (of which table-open header reads slow={}), verified-cache hits={}, slow reads per lookup: mean {:.3}, max {}, lookups with 0/1/2/3+ slow reads: {:?}",
+            "{label}: {} positions ({} not in the tables), {} table lookups, reads fast={} slow={} (of which table-open header reads slow={}), served from memory (verified-block or index cache)={}, slow reads per lookup: mean {:.3}, max {}, lookups with 0/1/2/3+ slow reads: {:?}",
             self.positions,
             self.unanswered,
             self.lookups,

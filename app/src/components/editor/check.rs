@@ -3,8 +3,9 @@
 //! the back rank, more pieces than the tables hold) while still editing.
 
 use crate::{
-    position::{parse_fen, piece_count, to_fen},
+    position::{piece_count, to_fen},
     source::fetch_answer,
+    {game::parse_game_fen, variant::Variant},
 };
 
 /// The most pieces any Syzygy table holds.
@@ -19,8 +20,8 @@ pub struct Candidate {
 
 /// The rules the server applies (`position::parse_fen`) and the size of the
 /// largest tables: a refusal reads as the reason.
-pub fn check_rules(text: &str) -> Result<Candidate, String> {
-    let pos = parse_fen(text).map_err(|err| err.to_string())?;
+pub fn check_rules(variant: Variant, text: &str) -> Result<Candidate, String> {
+    let pos = parse_game_fen(variant, text).map_err(|err| err.to_string())?;
     let pieces = piece_count(&pos);
     if pieces > MAX_PIECES {
         return Err(format!(
@@ -38,8 +39,11 @@ pub fn check_rules(text: &str) -> Result<Candidate, String> {
 /// (a table not installed, more pieces than they hold) is still opened, as
 /// it is from a URL: the page says it is not in the tables, and moves that
 /// lead into loaded tables (captures, promotions) are answered.
-pub async fn check_tables(Candidate { fen, pieces }: &Candidate) -> Result<(), String> {
-    match fetch_answer(fen.clone()).await {
+pub async fn check_tables(
+    variant: Variant,
+    Candidate { fen, pieces }: &Candidate,
+) -> Result<(), String> {
+    match fetch_answer(variant, fen.clone()).await {
         Ok(_) => Ok(()),
         Err(err) => Err(format!("{pieces} pieces: {}", err.error)),
     }
@@ -51,14 +55,16 @@ mod tests {
 
     #[test]
     fn refuses_with_the_reason() {
-        let too_many = check_rules("4k3/8/8/8/8/8/PPPPPPPP/4K3 w - - 0 1");
+        let too_many = check_rules(Variant::Standard, "4k3/8/8/8/8/8/PPPPPPPP/4K3 w - - 0 1");
         assert_eq!(
             too_many,
             Err("10 pieces: more pieces than the tables hold (at most 7)".to_string())
         );
-        let two_kings = check_rules("k3k3/8/8/8/8/8/8/4K3 w - - 0 1").expect_err("illegal");
+        let two_kings =
+            check_rules(Variant::Standard, "k3k3/8/8/8/8/8/8/4K3 w - - 0 1").expect_err("illegal");
         assert!(two_kings.contains("too many kings"), "{two_kings}");
-        let fine = check_rules("4k3/8/8/8/8/8/8/1NB1K3 w - - 0 1").expect("legal");
+        let fine =
+            check_rules(Variant::Standard, "4k3/8/8/8/8/8/8/1NB1K3 w - - 0 1").expect("legal");
         assert_eq!(fine.pieces, 4);
     }
 }

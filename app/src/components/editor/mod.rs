@@ -25,6 +25,8 @@ use check::{check_rules, check_tables};
 use palette::{Tool, tool_button};
 use rights::Rights;
 
+use crate::{hooks::url_position::use_variant, variant::Variant};
+
 /// The position being set up, and what the pointer is doing to it.
 #[derive(Clone, Copy)]
 struct Setup {
@@ -40,6 +42,8 @@ struct Setup {
     drag: RwSignal<Option<Drag>>,
     orientation: RwSignal<Color>,
     node: NodeRef<html::Div>,
+    /// The rules the position is checked under.
+    variant: Variant,
     /// Why the position cannot be explored, until the next change.
     message: RwSignal<Option<String>>,
 }
@@ -72,6 +76,7 @@ pub fn Editor(
         orientation,
         node: NodeRef::new(),
         message: RwSignal::new(None),
+        variant: use_variant().get_untracked(),
     };
     let checking = RwSignal::new(false);
     let message = setup.message;
@@ -144,13 +149,13 @@ fn leave(
         }
     };
     move || {
-        let candidate = match check_rules(&setup.fen()) {
+        let candidate = match check_rules(setup.variant, &setup.fen()) {
             Ok(candidate) => candidate,
             Err(reason) => return refuse(reason),
         };
         checking.set(true);
         spawn_local(async move {
-            let verdict = check_tables(&candidate).await;
+            let verdict = check_tables(setup.variant, &candidate).await;
             checking.set(false);
             match verdict {
                 Ok(()) => on_done.run(candidate.fen),

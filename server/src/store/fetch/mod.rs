@@ -1,8 +1,9 @@
 //! `tables fetch`: the selected tables' files from a plain HTTP(S) mirror
-//! (`BASE/NAME.rtbw`) into a directory, a few at a time, each verified
-//! against its published sha256 before it appears under its real name
-//! (`transfer`). Before any byte moves, the free space of the directory is
-//! compared with what the transfers still need.
+//! (`BASE/NAME.rtbw`, `BASE/NAME.atbw`, ...) into a directory, a few at a
+//! time, each verified against its published digest (sha256, md5 for atomic
+//! and antichess) before it appears under its real name (`transfer`).
+//! Before any byte moves, the free space of the directory is compared with
+//! what the transfers still need, as far as sizes are published.
 
 pub mod selection;
 pub mod transfer;
@@ -19,7 +20,7 @@ use futures::StreamExt;
 use reqwest::{Client, Url};
 
 use super::{
-    catalog::{self, Published},
+    catalog::{Catalog, Published, piece_count},
     tier::build::{human, progress_bar},
 };
 pub use transfer::{Done, TransferError};
@@ -102,6 +103,9 @@ pub struct Plan {
     /// Bytes still to transfer: files not yet there with their published
     /// size, less what their `.part` files already hold.
     pub needed: u64,
+    /// Files not yet there whose size is not published (atomic, antichess):
+    /// not counted in `needed`.
+    pub unknown_size: usize,
     /// Bytes free in the target directory for an unprivileged user.
     pub free: u64,
 }
@@ -119,7 +123,11 @@ pub fn base_url(from: &str) -> Result<Url, FetchError> {
 }
 
 /// Creates the target directory and measures what the fetch needs.
-pub fn plan(tables: &BTreeSet<&'static str>, to: &Path) -> Result<Plan, FetchError> {
+pub fn plan(
+    catalog: &Catalog,
+    tables: &BTreeSet<&'static str>,
+    to: &Path,
+) -> Result<Plan, FetchError> {
     let dir_error = |source| FetchError::Directory {
         dir: to.to_path_buf(),
         source,
@@ -127,18 +135,28 @@ pub fn plan(tables: &BTreeSet<&'static str>, to: &Path) -> Result<Plan, FetchErr
     fs::create_dir_all(to).map_err(dir_error)?;
     let files: Vec<(String, Published)> = tables
         .iter()
-        .flat_map(|material| catalog::files_of(material))
-        .filter_map(|file| catalog::published(&file).map(|p| (file, p)))
+        .flat_map(|material| catalog.files_of(material))
+        .filter_map(|file| catalog.published(&file).map(|p| (file, p)))
         .collect();
-    let needed = files
+    // A file already there of the published size (or of any size where
+    // none is published) is checked by its digest, not transferred.
+    let to_transfer: Vec<&(String, Published)> = files
         .iter()
-        .filter(|(file, p)| fs::metadata(to.join(file)).map_or(true, |m| m.len() != p.size))
-        .map(|(file, p)| p.size.saturating_sub(transfer::part_len(to, file)))
+        .filter(|(file, p)| match fs::metadata(to.join(file)) {
+            Ok(meta) => p.size.is_some_and(|size| size != meta.len()),
+            Err(_) => true,
+        })
+        .collect();
+    let needed = to_transfer
+        .iter()
+        .filter_map(|(file, p)| Some(p.size?.saturating_sub(transfer::part_len(to, file))))
         .sum();
+    let unknown_size = to_transfer.iter().filter(|(_, p)| p.size.is_none()).count();
     let free = free_space(to).map_err(dir_error)?;
     Ok(Plan {
         files,
         needed,
+        unknown_size,
         free,
     })
 }
@@ -216,7 +234,7 @@ pub async fn fetch(options: &FetchOptions, plan: Plan) -> Result<Summary, FetchE
                 let done = finished.fetch_add(1, Relaxed) + 1;
                 bar.set_message(format!("{done}/{total} files"));
                 Ok(FileOutcome {
-                    pieces: catalog::piece_count(&file),
+                    pieces: piece_count(&file),
                     file,
                     result,
                 })
@@ -244,6 +262,7 @@ mod tests {
         let plan = Plan {
             files: Vec::new(),
             needed: 3 << 30,
+            unknown_size: 0,
             free: 1 << 30,
         };
         let err = check_space(&plan, Path::new("/srv/syzygy")).unwrap_err();

@@ -1,12 +1,15 @@
 //! One table file from a mirror onto disk, never visible under its real name
-//! before it matches its published sha256.
+//! before it matches its published digest (sha256; md5 for atomic and
+//! antichess tables).
 //!
 //! The bytes go to `NAME.part`, which survives a cut transfer: the next
 //! attempt (or the next run) asks for the rest with an HTTP Range request.
 //! A complete `.part` is fsynced, hashed, renamed to `NAME` and the
 //! directory fsynced. A digest mismatch starts over once from an empty
 //! `.part`; a second one is reported. A mirror that ignores Range (answers
-//! 200 with the whole file) is followed from byte 0.
+//! 200 with the whole file) is followed from byte 0. Where no size is
+//! published, the mirror's (Content-Length, Content-Range) says when the
+//! file is complete, and the digest whether it is the published one.
 
 use std::{
     fs::{self, File},
@@ -20,7 +23,7 @@ use indicatif::ProgressBar;
 use reqwest::{Client, StatusCode, Url, header};
 use tokio::io::AsyncWriteExt;
 
-use crate::store::{catalog::Published, published::sha256_file};
+use crate::store::catalog::Published;
 
 /// Failed attempts in a row (none adding a byte) before a file is given up.
 pub const ATTEMPTS: u32 = 5;
@@ -30,7 +33,8 @@ pub const ATTEMPTS: u32 = 5;
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
     #[error(
-        "{file}: not on the mirror ({url} answered 404); check that --from is the directory holding the .rtbw/.rtbz files, or use another mirror"
+        "{file}: not on the mirror ({url} answered 404); check that --from is the directory holding the mirror's .{} files (repeat --from where WDL and DTZ, or antichess tables with and without pawns, are kept apart), or use another mirror",
+        suffix(file)
     )]
     NotFound { file: String, url: Url },
     #[error(
@@ -50,18 +54,21 @@ pub enum TransferError {
         source: reqwest::Error,
     },
     #[error(
-        "{file}: the mirror's file has {got} bytes, the published table {published}: the mirror holds another file; use another mirror"
+        "{file}: the mirror's file has {got} bytes, {expected} expected ({why}): the mirror holds another file or answers wrongly; use another mirror"
     )]
     WrongSize {
         file: String,
         got: u64,
-        published: u64,
+        expected: u64,
+        /// Where the expected size comes from.
+        why: &'static str,
     },
     #[error(
-        "{file}: sha256 {got} differs from the published {published} twice, the second time fetched from scratch: the mirror serves a damaged file; use another mirror"
+        "{file}: {algorithm} {got} differs from the published {published} twice, the second time fetched from scratch: the mirror serves a damaged file; use another mirror"
     )]
     Digest {
         file: String,
+        algorithm: &'static str,
         got: String,
         published: &'static str,
     },
@@ -128,15 +135,17 @@ impl Transfer<'_> {
                 self.discard_part()?;
             }
             received += self.download().await?;
+            let published = self.published.digest;
             match self.digest_of_part().await? {
-                digest if digest == self.published.sha256 => {
+                digest if digest == published.hex() => {
                     self.publish().await?;
                     return Ok(Done::Fetched(received));
                 }
                 digest => {
                     tracing::warn!(
-                        "{}: sha256 differs from the published one; fetching it again from scratch",
-                        self.file
+                        "{}: {} differs from the published one; fetching it again from scratch",
+                        self.file,
+                        published.algorithm()
                     );
                     last_digest = digest;
                 }
@@ -145,45 +154,57 @@ impl Transfer<'_> {
         self.discard_part()?;
         Err(TransferError::Digest {
             file: self.file.to_string(),
+            algorithm: self.published.digest.algorithm(),
             got: last_digest,
-            published: self.published.sha256,
+            published: self.published.digest.hex(),
         })
     }
 
-    /// Whether the file is under its real name with the published size and
-    /// digest (checked every time: nothing is remembered between runs).
+    /// Whether the file is under its real name with the published size (if
+    /// one is published) and digest (checked every time: nothing is
+    /// remembered between runs).
     async fn already_complete(&self) -> bool {
         let target = self.target();
-        let size_matches = fs::metadata(&target).is_ok_and(|m| m.len() == self.published.size);
-        if !size_matches {
+        let Ok(meta) = fs::metadata(&target) else {
+            return false;
+        };
+        if self.published.size.is_some_and(|size| size != meta.len()) {
             return false;
         }
-        let digest = tokio::task::spawn_blocking(move || sha256_file(&target, |_| {})).await;
-        matches!(digest, Ok(Ok(d)) if d == self.published.sha256)
+        let published = self.published.digest;
+        let digest = tokio::task::spawn_blocking(move || published.of_file(&target, |_| {})).await;
+        matches!(digest, Ok(Ok(d)) if d == published.hex())
     }
 
-    /// Brings `.part` to the published size, resuming where it stops.
-    /// Returns the bytes received over the network.
+    /// Brings `.part` to the file's size, resuming where it stops: the
+    /// published size, or else the one the mirror gives. Returns the bytes
+    /// received over the network.
     async fn download(&self) -> Result<u64, TransferError> {
         let part = self.part();
+        let mut size = Size {
+            bytes: self.published.size,
+            published: self.published.size.is_some(),
+        };
         let mut received = 0;
         let mut failures = 0;
         loop {
             let have = fs::metadata(&part).map_or(0, |m| m.len());
-            if have == self.published.size {
+            if size.bytes == Some(have) {
                 return Ok(received);
             }
-            if have > self.published.size {
+            if size.bytes.is_some_and(|bytes| have > bytes) {
                 self.discard_part()?;
                 continue;
             }
             let mut got = 0;
-            let result = self.request(have, &mut got).await;
+            let result = self.request(have, &mut size, &mut got).await;
             received += got;
             if got > 0 {
                 failures = 0;
             }
             match result {
+                // A body of no announced length ended cleanly: the digest judges it.
+                Ok(()) if size.bytes.is_none() => return Ok(received),
                 Ok(()) => {}
                 Err(Attempt::Fatal(err)) => return Err(err),
                 Err(Attempt::Retry(err)) => {
@@ -198,8 +219,9 @@ impl Transfer<'_> {
         }
     }
 
-    /// One GET, asking for the bytes from `have` on, appended to `.part`.
-    async fn request(&self, have: u64, got: &mut u64) -> Result<(), Attempt> {
+    /// One GET, asking for the bytes from `have` on, appended to `.part`;
+    /// learns the file's size from the answer where none is published.
+    async fn request(&self, have: u64, size: &mut Size, got: &mut u64) -> Result<(), Attempt> {
         let mut request = self.client.get(self.url.clone());
         if have > 0 {
             request = request.header(header::RANGE, format!("bytes={have}-"));
@@ -210,8 +232,17 @@ impl Transfer<'_> {
             .map_err(|e| Attempt::Retry(self.connection(e)))?;
         let status = response.status();
         let start = match status {
-            StatusCode::PARTIAL_CONTENT => range_start(&response),
+            StatusCode::PARTIAL_CONTENT => {
+                content_range(response.headers()).map(|(start, _)| start)
+            }
             StatusCode::OK => Some(0),
+            // `.part` already holds the whole file (a run stopped before hashing it).
+            StatusCode::RANGE_NOT_SATISFIABLE
+                if have > 0 && content_range(response.headers()) == Some((0, Some(have))) =>
+            {
+                size.bytes = Some(have);
+                return Ok(());
+            }
             StatusCode::RANGE_NOT_SATISFIABLE => None,
             StatusCode::NOT_FOUND | StatusCode::GONE => {
                 return Err(Attempt::Fatal(TransferError::NotFound {
@@ -241,14 +272,12 @@ impl Transfer<'_> {
                 status,
             }));
         };
-        if let Some(length) = response.content_length()
-            && start + length != self.published.size
-        {
-            return Err(Attempt::Fatal(TransferError::WrongSize {
-                file: self.file.to_string(),
-                got: start + length,
-                published: self.published.size,
-            }));
+        let total = match content_range(response.headers()) {
+            Some((_, Some(total))) if status == StatusCode::PARTIAL_CONTENT => Some(total),
+            _ => response.content_length().map(|length| start + length),
+        };
+        if let Some(total) = total {
+            self.learn_size(size, total)?;
         }
         if start < have {
             // The mirror ignored Range: what we have is sent again.
@@ -258,14 +287,44 @@ impl Transfer<'_> {
             );
             self.discard_part().map_err(Attempt::Fatal)?;
         }
-        self.append(response, start, got).await
+        self.append(response, start, *size, got).await
     }
 
-    /// Appends the body to `.part`, which holds `start` bytes.
+    /// Checks the mirror's size of the file against the published one, or
+    /// takes it where none is published.
+    fn learn_size(&self, size: &mut Size, total: u64) -> Result<(), Attempt> {
+        match size.bytes {
+            Some(bytes) if bytes == total => Ok(()),
+            Some(bytes) if size.published => Err(Attempt::Fatal(TransferError::WrongSize {
+                file: self.file.to_string(),
+                got: total,
+                expected: bytes,
+                why: size.source(),
+            })),
+            // The mirror's file changed size between two requests: start over.
+            Some(_) => {
+                size.bytes = None;
+                self.discard_part().map_err(Attempt::Fatal)?;
+                Err(Attempt::Retry(TransferError::Status {
+                    file: self.file.to_string(),
+                    url: self.url.clone(),
+                    status: StatusCode::PARTIAL_CONTENT,
+                }))
+            }
+            None => {
+                size.bytes = Some(total);
+                Ok(())
+            }
+        }
+    }
+
+    /// Appends the body to `.part`, which holds `start` bytes, refusing
+    /// bytes past `size`.
     async fn append(
         &self,
         response: reqwest::Response,
         start: u64,
+        size: Size,
         got: &mut u64,
     ) -> Result<(), Attempt> {
         let part = self.part();
@@ -286,11 +345,13 @@ impl Transfer<'_> {
                     break;
                 }
             };
-            if start + *got + chunk.len() as u64 > self.published.size {
+            let end = start + *got + chunk.len() as u64;
+            if let Some(expected) = size.bytes.filter(|&bytes| end > bytes) {
                 result = Err(Attempt::Fatal(TransferError::WrongSize {
                     file: self.file.to_string(),
-                    got: start + *got + chunk.len() as u64,
-                    published: self.published.size,
+                    got: end,
+                    expected,
+                    why: size.source(),
                 }));
                 break;
             }
@@ -323,13 +384,15 @@ impl Transfer<'_> {
         fs::remove_file(&part).map_err(self.io(&part))
     }
 
-    /// fsync, then the sha256 of the complete `.part`.
+    /// fsync, then the digest of the complete `.part` by the published
+    /// digest's algorithm.
     async fn digest_of_part(&self) -> Result<String, TransferError> {
         let part = self.part();
         let path = part.clone();
+        let published = self.published.digest;
         let result = tokio::task::spawn_blocking(move || {
             File::open(&path)?.sync_all()?;
-            sha256_file(&path, |_| {})
+            published.of_file(&path, |_| {})
         })
         .await
         .unwrap_or_else(|join| Err(io::Error::other(join)));
@@ -359,14 +422,63 @@ pub fn part_len(dir: &Path, file: &str) -> u64 {
     fs::metadata(part_path(dir, file)).map_or(0, |m| m.len())
 }
 
-/// The first byte of a 206 answer (`Content-Range: bytes START-END/TOTAL`).
-fn range_start(response: &reqwest::Response) -> Option<u64> {
-    let value = response
-        .headers()
-        .get(header::CONTENT_RANGE)?
-        .to_str()
-        .ok()?;
-    let range = value.strip_prefix("bytes ")?;
+/// A file's size while it is fetched.
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    /// Published, or learned from the mirror's answers; `None` until known.
+    bytes: Option<u64>,
+    /// Whether `bytes` is the published size (a mirror's other size is then
+    /// another file, not a change to follow).
+    published: bool,
+}
+
+impl Size {
+    /// Where `bytes` comes from, as messages say it.
+    fn source(self) -> &'static str {
+        if self.published {
+            "the published size"
+        } else {
+            "the size the mirror announced"
+        }
+    }
+}
+
+/// The first byte and the total of a `Content-Range` (`bytes
+/// START-END/TOTAL` in a 206, `bytes */TOTAL` in a 416, where START is
+/// taken as 0); the total is `None` when given as `*`.
+fn content_range(headers: &header::HeaderMap) -> Option<(u64, Option<u64>)> {
+    let value = headers.get(header::CONTENT_RANGE)?.to_str().ok()?;
+    let (range, total) = value.strip_prefix("bytes ")?.split_once('/')?;
+    let total = total.trim().parse().ok();
+    if range.trim() == "*" {
+        return Some((0, total));
+    }
     let (start, _) = range.split_once('-')?;
-    start.trim().parse().ok()
+    Some((start.trim().parse().ok()?, total))
+}
+
+/// The suffix of a file name (`rtbw`), as messages name the files to look for.
+fn suffix(file: &str) -> &str {
+    file.rsplit_once('.').map_or(file, |(_, ext)| ext)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(value: &str) -> Option<(u64, Option<u64>)> {
+        let mut headers = header::HeaderMap::new();
+        headers.insert(header::CONTENT_RANGE, value.parse().unwrap());
+        content_range(&headers)
+    }
+
+    #[test]
+    fn reads_the_start_and_total_of_a_content_range() {
+        assert_eq!(range("bytes 100-199/200"), Some((100, Some(200))));
+        assert_eq!(range("bytes 100-199/*"), Some((100, None)));
+        // A 416's: the whole file is 200 bytes.
+        assert_eq!(range("bytes */200"), Some((0, Some(200))));
+        assert_eq!(range("items 1-2/3"), None);
+        assert_eq!(content_range(&header::HeaderMap::new()), None);
+    }
 }

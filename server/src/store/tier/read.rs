@@ -34,6 +34,7 @@ use crate::store::{
     format::file_name,
     handles::HandlePool,
     metrics::{self, Tier},
+    nowait,
     pread::{PreadFile, PreadFilesystem, TableIoError},
     quarantine::Quarantine,
     verified_cache,
@@ -339,6 +340,9 @@ impl Filesystem for TieredFilesystem {
     /// Fails (and shakmaty-syzygy asks again on the next probe) whenever
     /// the table cannot be opened with the checks recorded for it.
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        if nowait::refusing() {
+            return Err(nowait::would_wait());
+        }
         if let Some(refused) = self.quarantine.refusal(path) {
             return Err(refused);
         }
@@ -384,16 +388,16 @@ impl TieredFile {
             (Tier::Fast, Some(prefix)) => prefix,
             _ => &self.slow,
         };
-        let started = Instant::now();
+        // A read that refuses to wait is a page-cache copy of a microsecond:
+        // timing it would cost about as much as the read (recorded as 0).
+        let started = (!nowait::refusing()).then(Instant::now);
         let result = file.read_exact_at(buf, offset, hint);
-        metrics::global().record_read(
-            &self.table,
-            tier,
-            hint,
-            offset,
-            buf.len(),
-            started.elapsed(),
-        );
+        if result.as_ref().is_err_and(nowait::is_would_wait) {
+            // Not a read: the probe makes it again on the blocking pool.
+            return result;
+        }
+        let took = started.map_or(Duration::ZERO, |started| started.elapsed());
+        metrics::global().record_read(&self.table, tier, hint, offset, buf.len(), took);
         result
     }
 
@@ -427,6 +431,7 @@ impl TieredFile {
         let (fast, slow) = buf.split_at_mut((split - offset) as usize);
         if !fast.is_empty() {
             let outcome = match self.read_tier(Tier::Fast, fast, offset, hint) {
+                Err(err) if nowait::is_would_wait(&err) => return Err(err),
                 // No descriptor to reopen the prefix with: a passing shortage,
                 // not a reason to give the prefix up.
                 Err(err) if crate::store::handles::is_out_of_descriptors(&err) => Err(None),

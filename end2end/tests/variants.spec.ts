@@ -1,0 +1,63 @@
+import { test, expect } from '@playwright/test';
+import { boardPieces, clickSquare, fenOfUrl, waitForList } from './helpers';
+
+// Issue 13: atomic and antichess on the board, in the list and in the URL.
+
+const atomic = '4k3/3n4/8/8/8/8/3Q4/K7 w - - 0 1';
+const antichess = '8/8/8/8/8/2n5/3P4/8 w - - 0 1';
+const url = (variant: string, fen: string) => `/?variant=${variant}&fen=${fen.replace(/ /g, '_')}`;
+
+test('atomic: a capture explodes the pieces around it, and taking next to the king wins', async ({ page }) => {
+  await page.goto(url('atomic', atomic));
+  await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  await waitForList(page, atomic);
+  await expect(page).toHaveTitle(/^Atomic KQvKN/);
+  await expect(page.locator('.variants a.current')).toHaveText('Atomic');
+  const explosion = page.locator('.move-list a.move[data-san^="Qxd7"]');
+  await expect(explosion.locator('.dtz')).toHaveText('Explodes the king');
+  await clickSquare(page, 'd2');
+  await clickSquare(page, 'd7');
+  // The queen, the knight and the king beside them are gone.
+  await expect.poll(() => fenOfUrl(page.url())).toBe('8/8/8/8/8/8/8/K7 b - - 0 1');
+  expect(new URL(page.url()).searchParams.get('variant')).toBe('atomic');
+  expect(await boardPieces(page)).toEqual({ a1: 'wK' });
+  await expect(page.locator('.status')).toHaveText("White wins: Black's king exploded");
+});
+
+test('antichess: a capture is compulsory, on the board and in the list', async ({ page }) => {
+  await page.goto(url('antichess', antichess));
+  await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  await waitForList(page, antichess);
+  await expect(page.locator('.move-list a.move')).toHaveCount(1);
+  // Taking the last piece ends the game: shakmaty's SAN (and lila's) marks
+  // a variant's end as it marks a mate.
+  await expect(page.locator('.move-list a.move')).toHaveAttribute('data-san', 'dxc3#');
+  await clickSquare(page, 'd2');
+  await expect(page.locator('.board [data-square="c3"]')).toHaveClass(/target/);
+  await expect(page.locator('.board [data-square="d3"]')).not.toHaveClass(/target/);
+  await expect(page.locator('.board [data-square="d4"]')).not.toHaveClass(/target/);
+  await clickSquare(page, 'c3');
+  await expect.poll(() => fenOfUrl(page.url())).toBe('8/8/8/8/8/2P5/8/8 b - - 0 1');
+  await expect(page.locator('.status')).toHaveText('Black wins: Black has no pieces left');
+});
+
+test('the variant switch keeps a position its rules allow', async ({ page }) => {
+  const krvk = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';
+  await page.goto(url('standard', krvk));
+  await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  await page.locator('.variants a[data-variant="atomic"]').click();
+  await expect.poll(() => new URL(page.url()).searchParams.get('variant')).toBe('atomic');
+  expect(fenOfUrl(page.url())).toBe(krvk);
+  await waitForList(page, krvk);
+  await expect(page).toHaveTitle(/^Atomic KRvK/);
+});
+
+test.describe('without JavaScript', () => {
+  test.use({ javaScriptEnabled: false });
+  test('an atomic position lists its moves and the explosion', async ({ page }) => {
+    await page.goto(url('atomic', atomic));
+    await expect(page.locator('.move-list a.move[data-san^="Qxd7"] .dtz')).toHaveText('Explodes the king');
+    await expect(page.locator('.move-list a.move[data-san^="Qxd7"]')).toHaveAttribute('href', /variant=atomic/);
+    await expect(page.locator('.variants a.current')).toHaveText('Atomic');
+  });
+});

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Hot-cache cost of several binaries or flag sets, measured side by side:
+# the configurations alternate within each round, so the machine's drifting
+# load hits them alike (server/docs/benchmarks.md, "Probing without a
+# hand-off"). Per run: a fresh server, one unmeasured pass over the log
+# (tables opened, page cache filled), then the measured pass; the server's
+# CPU time over the measured pass comes from /proc.
+#
+#   hot-ab.sh OUT_DIR LABEL=BINARY[:FLAGS] ...
+#
+# e.g. hot-ab.sh /var/tmp/ab before=/var/tmp/zz-bd83c3e \
+#        pool=target/release/zugzwang:--pool-only-probes after=target/release/zugzwang
+#
+# Settings (environment): ROUNDS (3), TABLES, LOG, CLIENTS (12),
+# REQUESTS (20000), PORT (3111), CACHE_MB (0: every request is probed;
+# given as --cache-entries to binaries that predate --cache-mb),
+# NICE (-10). Prints one Markdown row per run and writes them to
+# OUT_DIR/rows.md.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+TABLES="${TABLES:-$repo/../shared/syzygy/standard}"
+LOG="${LOG:-$repo/../shared/workloads/explore-345.txt}"
+ROUNDS="${ROUNDS:-3}"
+CLIENTS="${CLIENTS:-12}"
+REQUESTS="${REQUESTS:-20000}"
+PORT="${PORT:-3111}"
+CACHE_MB="${CACHE_MB:-0}"
+NICE="${NICE:--10}"
+
+[[ $# -ge 2 ]] || {
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+out="$1"
+shift
+mkdir -p "$out"
+hz="$(getconf CLK_TCK)"
+echo "| round | run | req/s | p50 ms | p99 ms | server CPU ms/request |" | tee "$out/rows.md"
+echo "|---:|---|---:|---:|---:|---:|" | tee -a "$out/rows.md"
+
+run() { # round label binary flags
+  local round="$1" label="$2" binary="$3" flags="$4"
+  # Binaries before the byte-sized cache count entries instead.
+  local cache=(--cache-mb "$CACHE_MB")
+  "$binary" serve --help | grep -q -- --cache-mb || cache=(--cache-entries "$CACHE_MB")
+  # shellcheck disable=SC2086 # flags are words on purpose
+  nice -n "$NICE" "$binary" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" \
+    "${cache[@]}" $flags 2>"$out/$label-$round.server.log" &
+  local pid=$!
+  for _ in $(seq 300); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+    sleep 0.1
+  done
+  replay() {
+    nice -n "$NICE" "$binary" bench replay --endpoint "http://127.0.0.1:$PORT/standard" \
+      --log "$LOG" --clients "$CLIENTS" --max-requests "$REQUESTS" --warmup 0 \
+      --out "$out/$label-$round-$1.tsv" --label "$label" 2>/dev/null
+  }
+  replay warm >/dev/null
+  local before after summary
+  before="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+  summary="$(replay measured | grep '^|' | tail -1)"
+  after="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  # Summary row: | label | requests | errors | req/s | mean | p50 | p90 | p99 | ...
+  awk -F'|' -v round="$round" -v label="$label" -v t="$((after - before))" -v hz="$hz" '{
+    gsub(/ /, "", $3); gsub(/ /, "", $5); gsub(/ /, "", $7); gsub(/ /, "", $9)
+    printf "| %s | %s | %s | %s | %s | %.3f |\n", round, label, $5, $7, $9, 1000 * t / hz / $3
+  }' <<<"$summary" | tee -a "$out/rows.md"
+}
+
+for round in $(seq "$ROUNDS"); do
+  for config in "$@"; do
+    label="${config%%=*}"
+    spec="${config#*=}"
+    binary="${spec%%:*}"
+    flags=""
+    [[ "$spec" == *:* ]] && flags="${spec#*:}"
+    run "$round" "$label" "$binary" "$flags"
+  done
+done

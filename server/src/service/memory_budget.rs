@@ -1,0 +1,45 @@
+//! The memory the server keeps for itself, decided once at start from what
+//! the machine has available.
+//!
+//! Everything else is left to the page cache, which holds the tables' data
+//! blocks. The tables' indexes (`store::index_cache`) are a few percent of
+//! their bytes but most of their reads, so they are worth keeping before
+//! any data block; an eighth of MemAvailable holds the whole index of sets
+//! far larger than RAM (the 3-4-5 piece set's is 2.9 MiB of 131 MB) and
+//! leaves the page cache most of the machine.
+
+use crate::store::DEFAULT_INDEX_CACHE_BYTES;
+
+use super::process_health;
+
+/// The index cache takes at most this fraction of MemAvailable by default.
+const INDEX_SHARE: u64 = 8;
+
+/// Bytes for the index cache: `mb` megabytes when given, else an eighth of
+/// MemAvailable (or the store's default when it cannot be read).
+pub fn index_cache_bytes(mb: Option<u64>) -> u64 {
+    if let Some(mb) = mb {
+        return mb.saturating_mul(1 << 20);
+    }
+    let available = process_health::memory_available_bytes()
+        .map_err(|err| tracing::warn!("sizing the index cache: {err}"))
+        .ok();
+    share_of(available)
+}
+
+fn share_of(available: Option<u64>) -> u64 {
+    available.map_or(DEFAULT_INDEX_CACHE_BYTES, |bytes| bytes / INDEX_SHARE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_eighth_of_what_is_available_unless_told() {
+        assert_eq!(share_of(Some(8 << 30)), 1 << 30);
+        assert_eq!(share_of(None), DEFAULT_INDEX_CACHE_BYTES);
+        assert_eq!(index_cache_bytes(Some(3)), 3 << 20);
+        assert_eq!(index_cache_bytes(Some(0)), 0);
+    }
+}

@@ -1,0 +1,566 @@
+//! The small, hot parts of every table kept in process memory: headers,
+//! DTZ maps, sparse indexes and block-length lists.
+//!
+//! A lookup reads the table's sparse index, then its block-length list,
+//! then one data block. The first two are a few percent of a table's bytes
+//! (2.2 % of the 3-4-5 piece set) but most of its reads; when tables are
+//! larger than RAM the page cache keeps them no better than the data, and
+//! each one it lost costs a seek. Kept here, a lookup costs at most its data
+//! block (measured in server/docs/benchmarks.md, "Tables larger than RAM: where
+//! the disk reads go").
+//!
+//! This is the fast tier's idea (`store::tier`) with RAM as the fast
+//! storage, and needs no build step: the index is learnt as it is read, in
+//! chunks of [`CHUNK`] bytes, the least recently used dropped beyond a byte
+//! budget (`serve --index-cache-mb`, by default sized from MemAvailable at
+//! start). Data blocks are never kept: they are the bulk, and keeping them
+//! here would only duplicate the page cache.
+//!
+//! It sits above the tiered store, so a chunk enters only after the tier's
+//! checksums passed, and errors (a truncated table, no descriptor left)
+//! come from the layers below unchanged, naming their table.
+
+use std::{
+    fmt::Write as _,
+    io,
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicU64, Ordering::Relaxed},
+    },
+    time::Duration,
+};
+
+use lru::LruCache;
+use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
+
+use super::{
+    disk_reads,
+    format::file_name,
+    metrics::{self, Tier},
+};
+
+/// Bytes kept per entry: a checksum block of the tier and a page of the
+/// page cache, and enough for a lookup's 6-byte index entry and 32 bytes of
+/// block lengths with their neighbours.
+pub const CHUNK: u64 = 4096;
+
+/// Locks are per shard, so probing threads rarely wait for each other.
+const SHARDS: usize = 16;
+
+/// What an entry costs besides its bytes (key, list links, allocation),
+/// counted against the budget so that the budget bounds memory.
+const ENTRY_OVERHEAD: usize = 96;
+
+/// The chunk of one open table file.
+type Key = (u64, u64);
+
+static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
+
+/// Process-wide figures for `/metrics` (the server has one cache).
+static HITS: AtomicU64 = AtomicU64::new(0);
+static LOADS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+static CAPACITY: AtomicU64 = AtomicU64::new(0);
+
+struct Shard {
+    chunks: LruCache<Key, Box<[u8]>>,
+    /// Bytes held, overhead included.
+    bytes: usize,
+}
+
+/// Chunks of table indexes, within a byte budget.
+pub struct IndexCache {
+    shards: Box<[Mutex<Shard>]>,
+    shard_capacity: usize,
+}
+
+impl IndexCache {
+    /// A cache of at most `capacity` bytes (0: keeps nothing).
+    pub fn new(capacity: usize) -> IndexCache {
+        CAPACITY.store(capacity as u64, Relaxed);
+        IndexCache {
+            shards: (0..SHARDS)
+                .map(|_| {
+                    Mutex::new(Shard {
+                        chunks: LruCache::unbounded(),
+                        bytes: 0,
+                    })
+                })
+                .collect(),
+            shard_capacity: capacity / SHARDS,
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.shard_capacity * SHARDS
+    }
+
+    /// Bytes held now, overhead included.
+    pub fn bytes(&self) -> usize {
+        (0..SHARDS).map(|i| self.lock(i).bytes).sum()
+    }
+
+    fn keeps_anything(&self) -> bool {
+        self.shard_capacity >= CHUNK as usize + ENTRY_OVERHEAD
+    }
+
+    fn lock(&self, shard: usize) -> MutexGuard<'_, Shard> {
+        self.shards[shard].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn shard_of((file, chunk): Key) -> usize {
+        // Fibonacci hashing spreads neighbouring chunks and files apart.
+        let h =
+            (file.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ chunk).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 32) as usize % SHARDS
+    }
+
+    /// Copies `out.len()` bytes at `offset` of `file` into `out` if every
+    /// chunk they lie in is held; false otherwise (`out` is then garbage).
+    pub fn copy(&self, file: u64, offset: u64, out: &mut [u8]) -> bool {
+        let mut at = offset;
+        let mut out = out;
+        while !out.is_empty() {
+            let key = (file, at / CHUNK);
+            let from = (at % CHUNK) as usize;
+            let mut shard = self.lock(Self::shard_of(key));
+            let Some(chunk) = shard.chunks.get(&key) else {
+                return false;
+            };
+            let Some(held) = chunk.get(from..) else {
+                return false;
+            };
+            let n = held.len().min(out.len());
+            if n == 0 {
+                return false;
+            }
+            let (now, rest) = out.split_at_mut(n);
+            now.copy_from_slice(&held[..n]);
+            out = rest;
+            at += n as u64;
+        }
+        true
+    }
+
+    /// Keeps chunk `chunk` of `file` (shorter than [`CHUNK`] only at the
+    /// end of the file), dropping the least recently used beyond the budget.
+    pub fn insert(&self, file: u64, chunk: u64, bytes: &[u8]) {
+        let cost = bytes.len() + ENTRY_OVERHEAD;
+        if cost > self.shard_capacity {
+            return;
+        }
+        let key = (file, chunk);
+        let mut shard = self.lock(Self::shard_of(key));
+        let Shard {
+            chunks,
+            bytes: held,
+        } = &mut *shard;
+        if let Some(old) = chunks.put(key, bytes.into()) {
+            *held -= old.len() + ENTRY_OVERHEAD;
+            BYTES.fetch_sub((old.len() + ENTRY_OVERHEAD) as u64, Relaxed);
+        }
+        *held += cost;
+        BYTES.fetch_add(cost as u64, Relaxed);
+        while *held > self.shard_capacity {
+            let Some((_, dropped)) = chunks.pop_lru() else {
+                break;
+            };
+            *held -= dropped.len() + ENTRY_OVERHEAD;
+            BYTES.fetch_sub((dropped.len() + ENTRY_OVERHEAD) as u64, Relaxed);
+        }
+    }
+}
+
+impl Drop for IndexCache {
+    fn drop(&mut self) {
+        BYTES.fetch_sub(self.bytes() as u64, Relaxed);
+    }
+}
+
+/// A filesystem whose table files keep their index parts in `cache`.
+pub struct IndexCachedFilesystem {
+    inner: Arc<dyn Filesystem>,
+    cache: Arc<IndexCache>,
+}
+
+impl IndexCachedFilesystem {
+    pub fn new(inner: Arc<dyn Filesystem>, cache: Arc<IndexCache>) -> IndexCachedFilesystem {
+        IndexCachedFilesystem { inner, cache }
+    }
+
+    pub fn cache(&self) -> &Arc<IndexCache> {
+        &self.cache
+    }
+}
+
+impl Filesystem for IndexCachedFilesystem {
+    fn regular_file_size(&self, path: &Path) -> io::Result<u64> {
+        self.inner.regular_file_size(path)
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        self.inner.read_dir(path)
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        let inner = self.inner.open(path)?;
+        Ok(Box::new(IndexCachedFile {
+            inner,
+            // A fresh key per open: a reopened or replaced file never sees
+            // the chunks of an earlier one.
+            key: NEXT_FILE.fetch_add(1, Relaxed),
+            table: file_name(path).into(),
+            cache: Arc::clone(&self.cache),
+        }))
+    }
+}
+
+struct IndexCachedFile {
+    inner: Box<dyn RandomAccessFile>,
+    key: u64,
+    table: Arc<str>,
+    cache: Arc<IndexCache>,
+}
+
+impl IndexCachedFile {
+    /// Whether a read of this kind is kept: everything but data blocks.
+    fn kept(&self, hint: ReadHint, len: usize) -> bool {
+        hint != ReadHint::Data && len > 0 && self.cache.keeps_anything()
+    }
+
+    /// Serves an index read from the cache, loading the chunks it lies in
+    /// with one read when some are missing. False when the file ends
+    /// before the bytes asked for: the layer below then explains.
+    fn read_index(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<bool> {
+        if self.cache.copy(self.key, offset, buf) {
+            HITS.fetch_add(1, Relaxed);
+            metrics::global().record_read(
+                &self.table,
+                Tier::Cache,
+                hint,
+                offset,
+                buf.len(),
+                Duration::ZERO,
+            );
+            return Ok(true);
+        }
+        let first = offset / CHUNK;
+        let last = (offset + buf.len() as u64 - 1) / CHUNK;
+        let start = first * CHUNK;
+        let mut span = vec![0; ((last - first + 1) * CHUNK) as usize];
+        // Counted once read: a read refused inline (`nowait`) is made again.
+        let got = read_up_to(&*self.inner, &mut span, start, hint)?;
+        LOADS.fetch_add(1, Relaxed);
+        for (i, chunk) in span[..got].chunks(CHUNK as usize).enumerate() {
+            self.cache.insert(self.key, first + i as u64, chunk);
+        }
+        let from = (offset - start) as usize;
+        match span[..got].get(from..from + buf.len()) {
+            Some(wanted) => {
+                buf.copy_from_slice(wanted);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+}
+
+/// Reads into `buf` until it is full or the file ends; returns the bytes read.
+fn read_up_to(
+    file: &dyn RandomAccessFile,
+    buf: &mut [u8],
+    offset: u64,
+    hint: ReadHint,
+) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64, hint) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(done)
+}
+
+impl RandomAccessFile for IndexCachedFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
+        if hint == ReadHint::SparseIndex {
+            disk_reads::begin_lookup();
+        }
+        if self.kept(hint, buf.len()) && self.read_index(buf, offset, hint)? {
+            return Ok(buf.len());
+        }
+        self.inner.read_at(buf, offset, hint)
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<()> {
+        if hint == ReadHint::SparseIndex {
+            disk_reads::begin_lookup();
+        }
+        if self.kept(hint, buf.len()) && self.read_index(buf, offset, hint)? {
+            return Ok(());
+        }
+        self.inner.read_exact_at(buf, offset, hint)
+    }
+}
+
+/// The cache's figures, in the Prometheus text exposition format.
+pub fn render(out: &mut String) {
+    let figures = [
+        (
+            "zugzwang_index_cache_capacity_bytes",
+            "gauge",
+            "Memory the table index cache may take (--index-cache-mb).",
+            CAPACITY.load(Relaxed),
+        ),
+        (
+            "zugzwang_index_cache_bytes",
+            "gauge",
+            "Memory the table index cache takes now (chunks of headers, sparse indexes and block lengths).",
+            BYTES.load(Relaxed),
+        ),
+        (
+            "zugzwang_index_cache_hits_total",
+            "counter",
+            "Index reads served from the index cache.",
+            HITS.load(Relaxed),
+        ),
+        (
+            "zugzwang_index_cache_loads_total",
+            "counter",
+            "Index reads that had to load their chunks from the table.",
+            LOADS.load(Relaxed),
+        ),
+    ];
+    for (name, kind, help, value) in figures {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        let _ = writeln!(out, "{name} {value}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        io::Write,
+        sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    };
+
+    use super::*;
+    use crate::store::pread::PreadFilesystem;
+
+    /// A table file in memory that counts the reads reaching it and can be
+    /// made to fail.
+    struct FakeFile {
+        bytes: Vec<u8>,
+        reads: AtomicUsize,
+        fail: AtomicBool,
+    }
+
+    struct FakeFs(Arc<FakeFile>);
+
+    struct Opened(Arc<FakeFile>);
+
+    impl FakeFile {
+        fn new(len: usize) -> Arc<FakeFile> {
+            Arc::new(FakeFile {
+                bytes: (0..len).map(|i| (i % 251) as u8).collect(),
+                reads: AtomicUsize::new(0),
+                fail: AtomicBool::new(false),
+            })
+        }
+
+        fn reads(&self) -> usize {
+            self.reads.load(Ordering::Relaxed)
+        }
+    }
+
+    impl Filesystem for FakeFs {
+        fn regular_file_size(&self, _: &Path) -> io::Result<u64> {
+            Ok(self.0.bytes.len() as u64)
+        }
+
+        fn read_dir(&self, _: &Path) -> io::Result<Vec<PathBuf>> {
+            Ok(Vec::new())
+        }
+
+        fn open(&self, _: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+            Ok(Box::new(Opened(Arc::clone(&self.0))))
+        }
+    }
+
+    impl RandomAccessFile for Opened {
+        fn read_at(&self, buf: &mut [u8], offset: u64, _: ReadHint) -> io::Result<usize> {
+            self.0.reads.fetch_add(1, Ordering::Relaxed);
+            if self.0.fail.load(Ordering::Relaxed) {
+                return Err(io::Error::other("KQvK.rtbw: the disk said no"));
+            }
+            let from = (offset as usize).min(self.0.bytes.len());
+            let n = buf.len().min(self.0.bytes.len() - from);
+            buf[..n].copy_from_slice(&self.0.bytes[from..from + n]);
+            Ok(n)
+        }
+    }
+
+    fn cached(file: &Arc<FakeFile>, capacity: usize) -> IndexCachedFilesystem {
+        IndexCachedFilesystem::new(
+            Arc::new(FakeFs(Arc::clone(file))),
+            Arc::new(IndexCache::new(capacity)),
+        )
+    }
+
+    fn expected(offset: u64, len: usize) -> Vec<u8> {
+        (offset..offset + len as u64)
+            .map(|i| (i % 251) as u8)
+            .collect()
+    }
+
+    fn read(file: &dyn RandomAccessFile, offset: u64, len: usize, hint: ReadHint) -> Vec<u8> {
+        let mut buf = vec![0; len];
+        file.read_exact_at(&mut buf, offset, hint).expect("read");
+        buf
+    }
+
+    #[test]
+    fn index_reads_return_the_files_bytes_and_reach_it_once() {
+        let size = 3 * CHUNK as usize + 100;
+        let fake = FakeFile::new(size);
+        let fs = cached(&fake, 1 << 20);
+        let file = fs.open(Path::new("KQvK.rtbw")).expect("open");
+        let reads = [
+            (0, 5, ReadHint::Header),
+            (CHUNK - 3, 6, ReadHint::SparseIndex),
+            (2 * CHUNK + 17, 32, ReadHint::BlockLengths),
+            (size as u64 - 6, 6, ReadHint::DtzMap),
+            (10, 2 * CHUNK as usize + 50, ReadHint::Header),
+        ];
+        for (offset, len, hint) in reads {
+            assert_eq!(
+                read(&*file, offset, len, hint),
+                expected(offset, len),
+                "{offset}"
+            );
+        }
+        // Four chunks, and one more read to find where the file ends.
+        let after_first_pass = fake.reads();
+        assert!(
+            after_first_pass <= 5,
+            "{after_first_pass} reads for 4 chunks"
+        );
+        for (offset, len, hint) in reads {
+            assert_eq!(
+                read(&*file, offset, len, hint),
+                expected(offset, len),
+                "{offset}"
+            );
+        }
+        assert_eq!(
+            fake.reads(),
+            after_first_pass,
+            "the second pass read the file"
+        );
+        assert!(fs.cache().bytes() >= size);
+    }
+
+    #[test]
+    fn data_blocks_are_never_kept() {
+        let fake = FakeFile::new(4 * CHUNK as usize);
+        let fs = cached(&fake, 1 << 20);
+        let file = fs.open(Path::new("KQvK.rtbw")).expect("open");
+        for _ in 0..2 {
+            assert_eq!(read(&*file, 5000, 64, ReadHint::Data), expected(5000, 64));
+        }
+        assert_eq!(fake.reads(), 2);
+        assert_eq!(fs.cache().bytes(), 0);
+    }
+
+    #[test]
+    fn a_zero_budget_keeps_nothing() {
+        let fake = FakeFile::new(4 * CHUNK as usize);
+        let fs = cached(&fake, 0);
+        let file = fs.open(Path::new("KQvK.rtbw")).expect("open");
+        for _ in 0..2 {
+            assert_eq!(
+                read(&*file, 100, 6, ReadHint::SparseIndex),
+                expected(100, 6)
+            );
+        }
+        assert_eq!(fake.reads(), 2);
+        assert_eq!(fs.cache().bytes(), 0);
+    }
+
+    #[test]
+    fn memory_stays_within_the_budget_least_recently_used_out() {
+        // Two chunks per shard.
+        let capacity = SHARDS * 2 * (CHUNK as usize + ENTRY_OVERHEAD);
+        let cache = IndexCache::new(capacity);
+        let chunk = vec![7u8; CHUNK as usize];
+        let mut out = [0u8; 8];
+        cache.insert(1, 0, &chunk);
+        cache.insert(2, 0, &chunk);
+        for i in 0..1000 {
+            cache.insert(3, i, &chunk);
+            assert!(
+                cache.copy(1, 100, &mut out),
+                "the chunk used all along was dropped at {i}"
+            );
+            assert!(cache.bytes() <= capacity);
+        }
+        assert_eq!(out, [7; 8]);
+        assert!(!cache.copy(2, 100, &mut out), "the unused chunk was kept");
+        assert!(cache.bytes() > capacity / 2, "the cache holds too little");
+    }
+
+    #[test]
+    fn a_reopened_file_does_not_see_the_chunks_of_an_earlier_open() {
+        let fake = FakeFile::new(2 * CHUNK as usize);
+        let fs = cached(&fake, 1 << 20);
+        for _ in 0..2 {
+            let file = fs.open(Path::new("KQvK.rtbw")).expect("open");
+            read(&*file, 10, 6, ReadHint::SparseIndex);
+        }
+        assert_eq!(fake.reads(), 2);
+    }
+
+    #[test]
+    fn errors_from_below_come_back_unchanged_and_are_not_kept() {
+        let fake = FakeFile::new(2 * CHUNK as usize);
+        let fs = cached(&fake, 1 << 20);
+        let file = fs.open(Path::new("KQvK.rtbw")).expect("open");
+        fake.fail.store(true, Ordering::Relaxed);
+        let mut buf = [0u8; 6];
+        let err = file
+            .read_exact_at(&mut buf, 10, ReadHint::SparseIndex)
+            .expect_err("the disk failed");
+        assert_eq!(err.to_string(), "KQvK.rtbw: the disk said no");
+        fake.fail.store(false, Ordering::Relaxed);
+        assert_eq!(read(&*file, 10, 6, ReadHint::SparseIndex), expected(10, 6));
+    }
+
+    #[test]
+    fn a_read_past_the_end_is_explained_by_the_store_naming_the_table() {
+        let mut tmp = tempfile::NamedTempFile::new().expect("temp file");
+        tmp.write_all(&expected(0, 5000)).expect("write");
+        let fs = IndexCachedFilesystem::new(
+            Arc::new(PreadFilesystem::new()),
+            Arc::new(IndexCache::new(1 << 20)),
+        );
+        let file = fs.open(tmp.path()).expect("open");
+        assert_eq!(
+            read(&*file, 4990, 10, ReadHint::BlockLengths),
+            expected(4990, 10)
+        );
+        let mut buf = [0u8; 20];
+        let err = file
+            .read_exact_at(&mut buf, 4990, ReadHint::BlockLengths)
+            .expect_err("past the end");
+        let name = file_name(tmp.path());
+        assert!(
+            err.to_string().contains(&name) && err.to_string().contains("truncated"),
+            "{err}"
+        );
+    }
+}
