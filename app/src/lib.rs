@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod components;
+pub mod favicon;
 pub mod game;
 pub mod hooks;
 pub mod position;
@@ -33,7 +34,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <meta name="color-scheme" content="light dark"/>
-                <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
+                <link rel="icon" type="image/png" href=favicon::data_url()/>
                 <AutoReload options=options.clone()/>
                 <HydrationScripts options/>
                 <MetaTags/>

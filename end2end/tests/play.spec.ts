@@ -175,3 +175,29 @@ test('answers seen before come back without the server: back, and a hovered move
   await expect.poll(() => fenOfUrl(page.url())).toBe(KRvK);
   await waitForList(page, KRvK);
 });
+
+test('a move clicked while its hover is still asking waits for that request instead of sending another', async ({
+  page,
+}) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  const first = page.locator('.move-list a.move').first();
+  const next = decodeURIComponent(((await first.getAttribute('href')) ?? '').slice('/?fen='.length)).replace(/_/g, ' ');
+  // Slow answers, so the click comes while the hover's request is on its way.
+  // (Once the new list is in, the mouse over it asks for other moves: only
+  // requests for this move's position count.)
+  let asked = 0;
+  await page.route(
+    (url) => url.pathname === '/standard',
+    async (route) => {
+      if (fenOfUrl(route.request().url()) === next) asked += 1;
+      await new Promise((r) => setTimeout(r, 1000));
+      await route.continue();
+    },
+  );
+  await first.hover();
+  await expect.poll(() => asked).toBe(1);
+  await first.click();
+  await waitForList(page, next);
+  expect(asked).toBe(1);
+});

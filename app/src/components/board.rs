@@ -65,8 +65,10 @@ pub fn Board(
         (0..64u32)
             .map(|i| {
                 let sq = display_square(orientation, i % 8, i / 8);
-                let class = Signal::derive(move || marks.class(sq));
-                square_view(i, sq, class, placement, play.drag.into(), cursor)
+                // A memo: a move changes the marks of a few squares, and
+                // only their class and label are written again.
+                let class = Memo::new(move |_| marks.class(sq));
+                square_view(i, sq, class.into(), placement, play.drag.into(), cursor)
             })
             .collect_view()
     };

@@ -88,6 +88,7 @@ pub fn Explorer() -> impl IntoView {
     });
     // Shows a position and remembers the move that led there, if any.
     let on_line = Callback::new(move |(fen, squares): (String, Option<(Square, Square)>)| {
+        answers.prefetch(fen.clone());
         if let Some(squares) = squares {
             last_moves.record(fen.clone(), squares);
         }
@@ -103,7 +104,10 @@ pub fn Explorer() -> impl IntoView {
     });
     let events = MoveEvents {
         on_hover: Callback::new(move |squares| hover.set(squares)),
-        on_pick: Callback::new(move |(fen, squares)| last_moves.record(fen, squares)),
+        on_pick: Callback::new(move |(fen, squares): (String, _)| {
+            answers.prefetch(fen.clone());
+            last_moves.record(fen, squares);
+        }),
         on_prefetch: Callback::new(move |fen| answers.prefetch(fen)),
     };
 

@@ -114,7 +114,9 @@ pub fn Movetext(
     let list = NodeRef::<html::Div>::new();
     Effect::new(move |_| {
         if let Some(list) = list.get() {
-            keep_current_in_view(&list);
+            // At the next frame, which lays the page out anyway: measuring
+            // now would lay it out an extra time, mid-navigation.
+            request_animation_frame(move || keep_current_in_view(&list));
         }
     });
     view! {

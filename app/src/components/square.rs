@@ -25,8 +25,11 @@ pub fn square_view(
     let rank = index
         .is_multiple_of(8)
         .then(|| sq.rank().char().to_string());
+    // What stands here, as a memo: a move changes two or three squares, and
+    // only those draw their piece and label again.
+    let here = Memo::new(move |_| placement.with(|b| b.piece_at(sq)));
     let piece = move || {
-        placement.with(|b| b.piece_at(sq)).map(|piece| {
+        here.get().map(|piece| {
             let class = if Drag::lifts(drag.get(), sq) {
                 format!("{} dragged", piece_class(piece))
             } else {
@@ -35,10 +38,7 @@ pub fn square_view(
             view! { <div class=class></div> }
         })
     };
-    let label = move || {
-        let piece = placement.with(|b| b.piece_at(sq));
-        class.with(|c| square_label(sq, piece, c))
-    };
+    let label = move || class.with(|c| square_label(sq, here.get(), c));
     view! {
         <div
             class=class

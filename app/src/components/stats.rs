@@ -114,13 +114,17 @@ fn percent(part: u64, total: u64) -> String {
 /// [`position_href`], none of which holds a character HTML would read.
 #[component]
 pub fn Stats(#[prop(into)] placement: Signal<shakmaty::Board>) -> impl IntoView {
-    view! { <section class="stats" inner_html=move || stats_html(&placement.get())></section> }
+    // The table, as a memo: most moves keep the material, and the section
+    // is then left as it is instead of drawn again.
+    let table = Memo::new(move |_| placement.with(table_for));
+    view! { <section class="stats" inner_html=move || stats_html(table.get())></section> }
 }
 
-/// The section's markup for a board's material.
-fn stats_html(board: &shakmaty::Board) -> String {
+/// The section's markup for a table (`table_for`), or for a material
+/// without one.
+fn stats_html(table: Option<(String, bool)>) -> String {
     let heading = "<h2>Endgame statistics</h2>";
-    let Some((name, swapped)) = table_for(board) else {
+    let Some((name, swapped)) = table else {
         return format!(r#"{heading}<p class="stats-none">No statistics for this material.</p>"#);
     };
     let Some(stats) = lookup(&name) else {
@@ -220,7 +224,7 @@ mod tests {
 
     #[test]
     fn markup_names_the_table_and_links_the_longest_wins() {
-        let html = stats_html(&board("8/8/8/8/4K3/8/1q6/k7 w - - 0 1"));
+        let html = stats_html(table_for(&board("8/8/8/8/4K3/8/1q6/k7 w - - 0 1")));
         assert!(html.starts_with("<h2>Endgame statistics</h2>"), "{html}");
         assert!(html.contains("Table <strong>KQvK</strong>"), "{html}");
         assert!(
@@ -228,7 +232,7 @@ mod tests {
             "{html}"
         );
         assert_eq!(html.matches("<tr>").count(), 3, "{html}");
-        let none = stats_html(&board("8/8/8/8/4K3/8/8/k7 w - - 0 1"));
+        let none = stats_html(table_for(&board("8/8/8/8/4K3/8/8/k7 w - - 0 1")));
         assert!(none.ends_with(r#"<p class="stats-none">No statistics for this material.</p>"#));
     }
 

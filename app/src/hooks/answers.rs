@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use crate::game::Game;
 use leptos::prelude::*;
 
+#[cfg(not(feature = "ssr"))]
+use crate::hooks::in_flight::InFlight;
 use crate::{
     api::{InstalledTables, TablebaseAnswer},
     position::to_fen,
@@ -20,12 +22,15 @@ const ANSWER_CACHE: usize = 2000;
 /// The URL position's answer and the FEN it answers, or why there is none.
 pub type AnswerResource = Resource<Result<(String, TablebaseAnswer), String>>;
 
-/// Answers seen in this tab, by variant and full FEN; the variant on show
-/// is the one asked about.
+/// Answers seen in this tab, by variant and full FEN, and those asked for
+/// and not yet come; the variant on show is the one asked about.
 #[derive(Clone, Copy)]
 pub struct Answers {
     seen: StoredValue<HashMap<(Variant, String), TablebaseAnswer>>,
     variant: Memo<Variant>,
+    /// The browser's requests in flight (the server renders one position a page).
+    #[cfg(not(feature = "ssr"))]
+    asked: InFlight<(Variant, String), Result<TablebaseAnswer, String>>,
 }
 
 impl Answers {
@@ -51,18 +56,16 @@ impl Answers {
             .flatten()
     }
 
-    /// Asks for a position's answer ahead of the click (a hovered move);
-    /// nothing when it is known already or the page is gone.
+    /// Asks for a position's answer before the page shows it (a move
+    /// hovered, or clicked: the request leaves before the navigation's
+    /// work); nothing when it is known or asked for already, or the page is gone.
     pub fn prefetch(self, fen: String) {
         let key = self.key(fen.clone());
         if self.seen.try_with_value(|map| map.contains_key(&key)) != Some(false) {
             return;
         }
-        leptos::task::spawn_local(async move {
-            if let Ok(answer) = fetch_answer(key.0, fen.clone()).await {
-                self.remember(fen, answer);
-            }
-        });
+        // Nobody waits here: the answer is remembered when it comes.
+        drop(self.ask(fen));
     }
 
     /// The answer for a FEN: from this tab if seen, else from the source.
@@ -70,11 +73,42 @@ impl Answers {
         if let Some(hit) = self.get(&fen) {
             return Ok((fen, hit));
         }
-        let answer = sendable(fetch_answer(self.variant.get_untracked(), fen.clone()))
+        let answer = self.ask(fen.clone()).await?;
+        Ok((fen, answer))
+    }
+
+    /// In the browser: the answer of the request in flight for this FEN,
+    /// or of a new one, remembered when it comes.
+    #[cfg(not(feature = "ssr"))]
+    fn ask(
+        self,
+        fen: String,
+    ) -> impl std::future::Future<Output = Result<TablebaseAnswer, String>> + Send {
+        let key = self.key(fen.clone());
+        let joined = self.asked.join(key.clone(), move || async move {
+            let answer = fetch_answer(key.0, fen.clone())
+                .await
+                .map_err(|err| err.error)?;
+            self.remember(fen, answer.clone());
+            Ok(answer)
+        });
+        async move {
+            joined
+                .await
+                .unwrap_or_else(|| Err("the page closed before the answer came".to_string()))
+        }
+    }
+
+    /// On the server: the engine's answer (each page renders one position,
+    /// so nothing is in flight twice).
+    #[cfg(feature = "ssr")]
+    async fn ask(self, fen: String) -> Result<TablebaseAnswer, String> {
+        let variant = self.variant.get_untracked();
+        let answer = fetch_answer(variant, fen.clone())
             .await
             .map_err(|err| err.error)?;
-        self.remember(fen.clone(), answer.clone());
-        Ok((fen, answer))
+        self.remember(fen, answer.clone());
+        Ok(answer)
     }
 }
 
@@ -87,6 +121,8 @@ pub fn use_answers(
     let answers = Answers {
         seen: StoredValue::new(HashMap::new()),
         variant,
+        #[cfg(not(feature = "ssr"))]
+        asked: InFlight::default(),
     };
     let resource = Resource::new(
         // The variant is part of the key: the same FEN has other answers

@@ -17,12 +17,16 @@ impl LastMoves {
         });
     }
 
-    /// The move that led to the position on show, if this tab made it.
+    /// The move that led to the position on show, if this tab made it. A
+    /// memo: every square of the board reads it, and it changes once a move.
     pub fn leading_to(self, current_fen: Memo<Option<String>>) -> Signal<Option<(Square, Square)>> {
-        Signal::derive(move || {
-            let fen = current_fen.get()?;
-            self.0.with(|m| m.get(&fen).copied())
+        Memo::new(move |_| {
+            current_fen.with(|fen| {
+                let fen = fen.as_ref()?;
+                self.0.with(|m| m.get(fen).copied())
+            })
         })
+        .into()
     }
 }
 

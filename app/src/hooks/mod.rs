@@ -4,6 +4,7 @@
 
 pub mod answers;
 pub mod history;
+pub mod in_flight;
 pub mod last_moves;
 pub mod orientation;
 pub mod shortcuts;
