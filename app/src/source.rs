@@ -20,6 +20,12 @@ pub type AnswerFuture = Pin<Box<dyn Future<Output = Result<TablebaseAnswer, ApiE
 #[derive(Clone)]
 pub struct ProbeSource(pub Arc<dyn Fn(Variant, String) -> AnswerFuture + Send + Sync>);
 
+/// Every variant's installed tables, handed to server-side rendering as
+/// context (what `GET /tables?variant=` answers).
+#[cfg(feature = "ssr")]
+#[derive(Clone)]
+pub struct InstalledByVariant(pub Arc<std::collections::HashMap<Variant, InstalledTables>>);
+
 /// Fetches the answer for a FEN: from the engine during SSR, over HTTP in the browser.
 pub async fn fetch_answer(variant: Variant, fen: String) -> Result<TablebaseAnswer, ApiError> {
     #[cfg(feature = "ssr")]
@@ -37,18 +43,23 @@ pub async fn fetch_answer(variant: Variant, fen: String) -> Result<TablebaseAnsw
     }
 }
 
-/// Fetches the list of installed tables: from the server's context during
+/// Fetches a variant's installed tables: from the server's context during
 /// SSR (it is serialised into the page), over HTTP in the browser.
-pub async fn fetch_tables() -> Result<InstalledTables, ApiError> {
+pub async fn fetch_tables(variant: Variant) -> Result<InstalledTables, ApiError> {
     #[cfg(feature = "ssr")]
     {
-        leptos::prelude::use_context::<InstalledTables>().ok_or_else(|| ApiError {
-            error: "the page was rendered without the list of installed tables".to_string(),
-        })
+        leptos::prelude::use_context::<InstalledByVariant>()
+            .and_then(|all| all.0.get(&variant).cloned())
+            .ok_or_else(|| ApiError {
+                error: "the page was rendered without the list of installed tables".to_string(),
+            })
     }
     #[cfg(not(feature = "ssr"))]
     {
-        get_json("/tables").await
+        match variant {
+            Variant::Standard => get_json("/tables").await,
+            other => get_json(&format!("/tables?variant={other}")).await,
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use shakmaty::{Board, Color, Position};
 
-use crate::{api::InstalledTables, components::stats::side_material, game::Game};
+use crate::{api::InstalledTables, components::stats::side_material, game::Game, variant::Variant};
 
 /// The most pieces a Syzygy table holds.
 pub const MAX_PIECES: usize = 7;
@@ -68,10 +68,10 @@ pub fn unknown_reason(pos: &Game, installed: &InstalledTables) -> Option<Unknown
 /// found through them).
 fn missing_table(pos: &Game, installed: &InstalledTables) -> Option<String> {
     let has = |name: &String| installed.tables.binary_search(name).is_ok();
-    let own = table_name(pos.board());
-    if pos.board().occupied().count() <= 2 {
+    if needs_no_table(pos) {
         return None;
     }
+    let own = table_name(pos.board());
     if !has(&own) {
         return Some(own);
     }
@@ -81,26 +81,56 @@ fn missing_table(pos: &Game, installed: &InstalledTables) -> Option<String> {
         .map(|m| {
             let mut after = pos.clone();
             after.play_unchecked(m);
-            table_name(after.board())
+            after
         })
-        .find(|name| name != "KvK" && !has(name))
+        .filter(|after| !needs_no_table(after))
+        .map(|after| table_name(after.board()))
+        .find(|name| !has(name))
 }
 
-/// The command that fetches a missing table and those its captures and
-/// promotions lead to.
-pub fn fetch_command(table: &str) -> String {
+/// Positions the prober answers without a table: a game the variant's
+/// own rule has ended (a king exploded, a side with no pieces left), and
+/// bare kings outside antichess, where the king is an ordinary piece and
+/// two-piece tables exist.
+fn needs_no_table(pos: &Game) -> bool {
+    pos.is_variant_end()
+        || (pos.variant() != Variant::Antichess && pos.board().occupied().count() <= 2)
+}
+
+/// The command that fetches missing tables of a variant (`table` may be a
+/// comma-separated list) and those their captures and promotions lead to.
+pub fn fetch_command(variant: Variant, table: &str) -> String {
+    let pieces = table
+        .split(',')
+        .map(|name| name.chars().filter(char::is_ascii_uppercase).count())
+        .max()
+        .unwrap_or(0);
+    let variant_flag = match variant {
+        Variant::Standard => String::new(),
+        other => format!("--variant {other} "),
+    };
+    let from: String = mirrors_for(variant, pieces)
+        .iter()
+        .map(|url| format!("--from {url} "))
+        .collect();
     format!(
-        "zugzwang tables fetch --only {table} --with-dependencies --from {} --to <your table directory>",
-        mirror_for(table)
+        "zugzwang tables fetch {variant_flag}--only {table} --with-dependencies {from}--to <your {variant} table directory>"
     )
 }
 
-/// A public mirror of the tables, by piece count (the 6- and 7-piece sets
-/// are split into WDL and DTZ directories on most mirrors).
-fn mirror_for(table: &str) -> &'static str {
-    match table.chars().filter(char::is_ascii_uppercase).count() {
-        0..=5 => "https://tablebase.lichess.ovh/tables/standard/3-4-5",
-        _ => "<mirror URL>",
+/// Public mirrors of a variant's tables up to a piece count, as the lichess
+/// mirror lays them out (README, "Atomic and antichess"); the larger sets
+/// are split into WDL and DTZ directories there, so they are left for the
+/// host to name.
+fn mirrors_for(variant: Variant, pieces: usize) -> &'static [&'static str] {
+    match (variant, pieces) {
+        (Variant::Standard, 0..=5) => &["https://tablebase.lichess.ovh/tables/standard/3-4-5"],
+        (Variant::Atomic, 0..=5) => &["https://tablebase.lichess.ovh/tables/atomic/3-4-5/"],
+        (Variant::Antichess, 0..=5) => &[
+            "https://tablebase.lichess.ovh/tables/antichess/2-3-4-5-giveaway/",
+            "https://tablebase.lichess.ovh/tables/antichess/2-3-4-5-pawnless/",
+        ],
+        _ => &["<mirror URL>"],
     }
 }
 
@@ -150,6 +180,43 @@ mod tests {
         assert!(
             unknown_reason(&castling, &subset).is_some_and(|r| r.to_string().contains("castling")),
         );
-        assert!(fetch_command("KRPvKR").contains("--only KRPvKR"));
+        assert!(fetch_command(Variant::Standard, "KRPvKR").contains("--only KRPvKR"));
+    }
+
+    #[test]
+    fn variant_tables_are_named_by_their_own_rules() {
+        let none = installed(&[]);
+        // Atomic: the capture next to the black king ends the game, so it
+        // needs no table; the position itself needs KQvKN.
+        let atomic =
+            parse_game_fen(Variant::Atomic, "8/8/8/8/8/2k5/2n5/K1Q5 w - - 0 1").expect("legal");
+        assert_eq!(missing_table(&atomic, &none).as_deref(), Some("KQvKN"));
+        let own = installed(&["KQvKN"]);
+        assert_eq!(
+            missing_table(&atomic, &own),
+            None,
+            "Qxc2 explodes the king: no table"
+        );
+        // Antichess: two pieces have a table of their own (the king is an
+        // ordinary piece), and taking the last piece ends the game.
+        let two = parse_game_fen(Variant::Antichess, "8/8/8/8/8/8/k7/7K w - - 0 1").expect("legal");
+        assert_eq!(missing_table(&two, &none).as_deref(), Some("KvK"));
+        let last =
+            parse_game_fen(Variant::Antichess, "8/8/8/8/8/8/1k6/K7 w - - 0 1").expect("legal");
+        assert_eq!(
+            missing_table(&last, &installed(&["KvK"])),
+            None,
+            "Kxb2 takes Black's last piece: no table"
+        );
+        // The command fetches from the variant's own tree.
+        let command = fetch_command(Variant::Antichess, "KvK");
+        assert!(
+            command.contains("--variant antichess --only KvK"),
+            "{command}"
+        );
+        assert!(command.contains("antichess/2-3-4-5-giveaway/"), "{command}");
+        assert!(command.contains("antichess/2-3-4-5-pawnless/"), "{command}");
+        let command = fetch_command(Variant::Standard, "KRPvKR");
+        assert!(!command.contains("--variant"), "{command}");
     }
 }

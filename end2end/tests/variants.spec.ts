@@ -41,6 +41,23 @@ test('antichess: a capture is compulsory, on the board and in the list', async (
   await expect(page.locator('.status')).toHaveText('Black wins: Black has no pieces left');
 });
 
+test("a variant's unknown names its own missing table and the command that fetches it", async ({ page }) => {
+  // This server has no antichess tables; in antichess two kings are a
+  // table of their own (KvK), where in chess they are a draw.
+  const kings = '8/8/8/8/8/8/k7/7K w - - 0 1';
+  await page.goto(url('antichess', kings));
+  await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  await waitForList(page, kings);
+  await expect(page.locator('.status')).toHaveText('Not in the installed tables: KvK not installed');
+  await expect(page.locator('.move-list a.move[data-san="Kg2"] .why')).toHaveText('KvK not installed');
+  await page.locator('.missing-tables summary').click();
+  const command = page.locator('.missing-tables code');
+  await expect(command).toContainText('zugzwang tables fetch --variant antichess --only KvK');
+  await expect(command).toContainText('antichess/2-3-4-5-pawnless/');
+  // The section on the tables counts antichess tables, from 2 pieces.
+  await expect(page.locator('.installed li[data-pieces="2"]')).toHaveText('2 pieces: none installed');
+});
+
 test('the variant switch keeps a position its rules allow', async ({ page }) => {
   const krvk = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';
   await page.goto(url('standard', krvk));

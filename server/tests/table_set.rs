@@ -62,7 +62,7 @@ async fn answers_errors_and_metrics_name_the_same_table_set() {
         "{metrics}"
     );
     assert!(
-        metrics.contains("\nzugzwang_tables_installed 35\n"),
+        metrics.contains("\nzugzwang_tables_installed{variant=\"standard\"} 35\n"),
         "{metrics}"
     );
 }

@@ -8,6 +8,7 @@ mod process;
 
 use std::{fs, path::Path};
 
+use app::variant::Variant;
 use serde_json::Value;
 use server::store::catalog;
 
@@ -116,7 +117,7 @@ fn text_says_what_is_wrong_and_what_completing_adds() {
 fn the_engine_lists_tables_with_both_files() {
     let dir = damaged_copy();
     let engine = common::engine_with(vec![dir.path().to_path_buf()]);
-    let installed = engine.installed_tables();
+    let installed = engine.installed_tables(Variant::Standard);
     assert!(installed.contains(&"KQvKR".to_string()));
     assert!(
         !installed.contains(&"KRvK".to_string()),
@@ -125,7 +126,8 @@ fn the_engine_lists_tables_with_both_files() {
     let mut sorted = installed.clone();
     sorted.sort();
     assert_eq!(installed, sorted);
-    let all = common::engine_with(vec![common::embedded_tables_dir()]).installed_tables();
+    let all = common::engine_with(vec![common::embedded_tables_dir()])
+        .installed_tables(Variant::Standard);
     assert_eq!(all.len(), 35);
 }
 
@@ -147,7 +149,7 @@ fn every_shared_table_has_what_its_captures_and_promotions_need() {
     let Some(shared) = common::shared_tables_dir() else {
         return;
     };
-    let installed = common::engine_with(vec![shared]).installed_tables();
+    let installed = common::engine_with(vec![shared]).installed_tables(Variant::Standard);
     assert!(installed.iter().any(|m| catalog::piece_count(m) == 5));
     for table in &installed {
         for needed in catalog::with_dependencies([table.as_str()]) {

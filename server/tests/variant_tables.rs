@@ -252,3 +252,49 @@ fn atomic_positions() -> Vec<Atomic> {
         .filter_map(|fen| fen.into_position(CastlingMode::Standard).ok())
         .collect()
 }
+
+/// `GET /tables?variant=` lists that variant's tables against its own
+/// catalogue (the page names an unknown move's missing table from it); a
+/// variant it does not know is a 400 that says which exist.
+#[tokio::test]
+async fn installed_tables_are_listed_per_variant() {
+    let engine = Engine::open(&EngineConfig {
+        antichess: vec![common::fixture("antichess-2")],
+        ..EngineConfig::default()
+    })
+    .expect("tables load");
+    let router = common::router(engine);
+    let tables = |uri: &'static str| {
+        let router = router.clone();
+        async move {
+            let (status, _, body) = common::get(&router, uri, None).await;
+            let json: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+            (status.as_u16(), json)
+        }
+    };
+    let (status, standard) = tables("/tables").await;
+    assert_eq!(status, 200);
+    assert_eq!(standard["tables"].as_array().map(Vec::len), Some(35));
+    let (_, atomic) = tables("/tables?variant=atomic").await;
+    let atomic_names = atomic["tables"].as_array().expect("list");
+    assert_eq!(atomic_names.len(), 35, "{atomic}");
+    assert_eq!(atomic["pieces"][0]["pieces"], 3, "{atomic}");
+    let (_, antichess) = tables("/tables?variant=antichess").await;
+    let two = &antichess["pieces"][0];
+    assert_eq!(
+        (&two["pieces"], &two["installed"], &two["published"]),
+        (&2.into(), &21.into(), &21.into()),
+        "{antichess}"
+    );
+    assert!(
+        antichess["tables"]
+            .as_array()
+            .expect("list")
+            .contains(&"KvK".into()),
+        "{antichess}"
+    );
+    let (status, refused) = tables("/tables?variant=crazyhouse").await;
+    assert_eq!(status, 400);
+    let message = refused["error"].as_str().expect("message");
+    assert!(message.contains("standard, atomic or antichess"), "{message}");
+}

@@ -76,7 +76,7 @@ pub fn Explorer() -> impl IntoView {
     provide_context(url.variant);
     let history = use_history(url.variant, url.current_fen, last_moves);
     let (answers, answer) = use_answers(url.variant, shown.parsed);
-    let tables = use_installed_tables();
+    let tables = use_installed_tables(url.variant);
     use_shortcuts(orientation, mode, history);
 
     let go = Callback::new(move |fen: String| {

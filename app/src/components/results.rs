@@ -13,10 +13,7 @@ use crate::{
         move_list::{ListedMove, MoveList, listed_moves, unknown_moves},
         status::{NoAnswer, Status, status_line},
     },
-    hooks::{
-        answers::{AnswerResource, Answers},
-        url_position::use_variant,
-    },
+    hooks::answers::{AnswerResource, Answers},
     position::to_fen,
     tables::{UnknownReason, fetch_command, unknown_reason},
     text::capitalized,
@@ -47,8 +44,6 @@ pub fn Results(
 ) -> impl IntoView {
     let (pending, set_pending) = signal(false);
     let resource = answer;
-    // `/tables` lists the standard tables: the variants' unknowns go unexplained.
-    let variant = use_variant();
     let results = move || {
         Suspend::new(async move {
             let answer = answer.await;
@@ -58,16 +53,20 @@ pub fn Results(
             if let Ok((fen, a)) = &answer {
                 answers.remember(fen.clone(), a.clone());
             }
-            let installed = installed
-                .as_ref()
-                .filter(|_| variant.get_untracked() == Variant::Standard);
+            let installed = installed.as_ref();
             match (parsed.get_untracked(), answer) {
                 (Err(reason), _) => illegal_view(&reason),
                 (Ok(pos), Ok((fen, answer))) => {
                     let verdict = status_line(&pos, Ok(&answer), installed);
                     let listed = listed_moves(&pos, &answer.moves);
                     let (moves, missing) = explained(&pos, answer.pos.category, listed, installed);
-                    listed_view(verdict, fen, moves, events, fetch_hint(missing))
+                    listed_view(
+                        verdict,
+                        fen,
+                        moves,
+                        events,
+                        fetch_hint(pos.variant(), missing),
+                    )
                 }
                 (Ok(pos), Err(message)) => {
                     let why = NoAnswer::from_message(message);
@@ -135,11 +134,11 @@ fn explained(
 }
 
 /// The command that fetches the missing tables, for whoever hosts the server.
-fn fetch_hint(missing: Vec<String>) -> AnyView {
+fn fetch_hint(variant: Variant, missing: Vec<String>) -> AnyView {
     if missing.is_empty() {
         return ().into_any();
     }
-    let command = fetch_command(&missing.join(","));
+    let command = fetch_command(variant, &missing.join(","));
     view! {
         <details class="missing-tables">
             <summary>{format!("Not installed: {}", missing.join(", "))}</summary>

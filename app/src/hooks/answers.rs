@@ -146,11 +146,12 @@ fn sendable<F: std::future::Future>(future: F) -> F {
     future
 }
 
-/// The installed tables, asked once per page (`None` if the server does not
-/// say: the page then names no tables, and works otherwise).
-pub fn use_installed_tables() -> Resource<Option<InstalledTables>> {
+/// The installed tables of the variant on show, asked once per page and
+/// variant (`None` if the server does not say: the page then names no
+/// tables, and works otherwise).
+pub fn use_installed_tables(variant: Memo<Variant>) -> Resource<Option<InstalledTables>> {
     Resource::new(
-        || (),
-        |_| async move { sendable(fetch_tables()).await.ok() },
+        move || variant.get(),
+        |variant| async move { sendable(fetch_tables(variant)).await.ok() },
     )
 }

@@ -185,10 +185,10 @@ impl Engine {
         self.pool.threads()
     }
 
-    /// Installed standard tables by material (`KRvK`), sorted: those whose
-    /// .rtbw and .rtbz were both loaded from the table directories.
-    pub fn installed_tables(&self) -> Vec<String> {
-        self.pool.tables().installed().to_vec()
+    /// A variant's installed tables by material (`KRvK`), sorted: those
+    /// whose two files (WDL and DTZ) were both loaded.
+    pub fn installed_tables(&self, variant: Variant) -> Vec<String> {
+        self.pool.tables().installed(variant).to_vec()
     }
 
     /// The table set answers come from, named by a digest of its files.

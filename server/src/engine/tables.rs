@@ -42,16 +42,12 @@ pub struct LoadedDirectory {
 
 impl LoadedDirectory {
     /// How complete each piece count is in this directory, e.g. `5-piece:
-    /// 28 of 110 tables`; a table counts once both its files are loaded.
-    /// The catalogue is of standard tables; variant directories say whose
-    /// tables they hold.
+    /// 28 of 110 tables`, against the published tables of its variant; a
+    /// table counts once both its files are loaded.
     pub fn completeness(&self) -> String {
-        if self.variant != Variant::Standard {
-            return format!("{} tables", self.variant);
-        }
-        let counts = inventory::completeness(self.files.iter().map(String::as_str));
+        let counts = inventory::completeness(self.variant, self.files.iter().map(String::as_str));
         if counts.is_empty() {
-            return "no standard tables".to_string();
+            return format!("no {} tables", self.variant);
         }
         counts
             .iter()
@@ -105,24 +101,28 @@ pub struct Tables {
     /// File name (e.g. `KQvK.rtbz`) → why it was not loaded. The suffixes
     /// tell the variants apart.
     rejected: HashMap<String, String>,
-    /// Published standard materials with both files loaded, sorted (e.g. `KRvK`).
-    installed: Vec<String>,
+    /// Per variant, published materials with both files loaded, sorted
+    /// (e.g. `KRvK`).
+    installed: HashMap<Variant, Vec<String>>,
     /// A digest of every loaded file's name and size, all variants.
     table_set: TableSet,
 }
 
-/// Published standard materials with both files loaded from any of the directories.
-fn installed(loaded: &[LoadedDirectory]) -> Vec<String> {
+/// A variant's published materials with both files loaded from any of its
+/// directories.
+fn installed(loaded: &[LoadedDirectory], variant: Variant) -> Vec<String> {
+    let catalog = catalog::of(variant);
     let files: BTreeSet<&str> = loaded
         .iter()
-        .filter(|dir| dir.variant == Variant::Standard)
+        .filter(|dir| dir.variant == variant)
         .flat_map(|dir| dir.files.iter().map(String::as_str))
         .collect();
     let materials: BTreeSet<&str> = files
         .iter()
-        .filter_map(|file| catalog::material_of(file))
+        .filter_map(|file| catalog.material_of(file))
         .filter(|material| {
-            catalog::files_of(material)
+            catalog
+                .files_of(material)
                 .iter()
                 .all(|f| files.contains(f.as_str()))
         })
@@ -158,7 +158,7 @@ impl Tables {
             atomic: Tablebase::with_filesystem(Arc::clone(&sets.atomic.filesystem)),
             antichess: Tablebase::with_filesystem(Arc::clone(&sets.antichess.filesystem)),
             rejected: HashMap::new(),
-            installed: Vec::new(),
+            installed: HashMap::new(),
             table_set: TableSet::of([]),
         };
         let mut loaded = Vec::new();
@@ -185,15 +185,18 @@ impl Tables {
             rejected,
             &mut sized,
         )?);
-        tables.installed = installed(&loaded);
+        tables.installed = Variant::ALL
+            .into_iter()
+            .map(|variant| (variant, installed(&loaded, variant)))
+            .collect();
         tables.table_set = TableSet::of(sized);
         Ok((tables, loaded))
     }
 
-    /// Published standard tables whose two files were both loaded, sorted by
-    /// material (`KRvK`), for the page to say which are installed.
-    pub fn installed(&self) -> &[String] {
-        &self.installed
+    /// A variant's published tables whose two files were both loaded,
+    /// sorted by material (`KRvK`), for the page to say which are installed.
+    pub fn installed(&self, variant: Variant) -> &[String] {
+        self.installed.get(&variant).map_or(&[], Vec::as_slice)
     }
 
     /// Which table set this is (a digest of the loaded files).

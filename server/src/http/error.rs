@@ -1,6 +1,6 @@
 //! Error answers: a status and a JSON body `{"error": "..."}` naming the problem.
 
-use app::{api::ApiError, position::FenError};
+use app::{api::ApiError, position::FenError, variant::UnknownVariant};
 use axum::{
     Json,
     http::StatusCode,
@@ -13,6 +13,9 @@ use crate::engine::EngineError;
 pub enum HttpError {
     #[error(transparent)]
     Fen(#[from] FenError),
+    /// A `variant` parameter naming none of the three.
+    #[error(transparent)]
+    Variant(#[from] UnknownVariant),
     #[error(transparent)]
     Engine(#[from] EngineError),
     /// Past the request deadline: most likely a table disk is slow or failing.
@@ -26,7 +29,7 @@ pub enum HttpError {
 impl HttpError {
     pub fn status(&self) -> StatusCode {
         match self {
-            HttpError::Fen(_) => StatusCode::BAD_REQUEST,
+            HttpError::Fen(_) | HttpError::Variant(_) => StatusCode::BAD_REQUEST,
             HttpError::Engine(EngineError::NotInTables(_)) => StatusCode::NOT_FOUND,
             HttpError::Engine(
                 EngineError::Overloaded(_) | EngineError::TooManyOpenFiles { .. },

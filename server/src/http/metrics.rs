@@ -3,6 +3,7 @@
 //! (from the store), then what an operator watches to see the service
 //! itself: requests, load, the response cache and the process's health.
 
+use app::variant::Variant;
 use axum::{
     extract::State,
     http::{HeaderValue, header},
@@ -54,11 +55,18 @@ fn render_table_set(out: &mut Exposition, state: &AppState) {
         "Total size of the loaded table files.",
         set.bytes(),
     );
-    out.gauge(
+    out.family(
         "zugzwang_tables_installed",
-        "Published tables with both files loaded (as GET /tables lists them).",
-        to_u64(state.engine.installed_tables().len()),
+        "Published tables with both files loaded, per variant (as GET /tables?variant= lists them).",
+        Kind::Gauge,
     );
+    for variant in Variant::ALL {
+        out.sample(
+            "zugzwang_tables_installed",
+            &[("variant", variant.as_str())],
+            state.engine.installed_tables(variant).len(),
+        );
+    }
 }
 
 /// Whether the server keeps up: requests refused, connections held and

@@ -64,7 +64,7 @@ impl FromRef<AppState> for LeptosOptions {
 /// API answers, errors included, name the table set they came from.
 pub fn router(state: AppState) -> Router {
     let table_set = table_set::header_value(state.engine.table_set());
-    let installed = tables::installed_tables(&state.engine);
+    let installed = tables::installed_by_variant(&state.engine);
     let api = api::routes()
         .layer(CorsLayer::permissive())
         .route("/tables", tables::route(&installed))

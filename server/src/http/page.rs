@@ -1,13 +1,13 @@
 //! The explorer page, rendered by Leptos on the server and hydrated in the browser.
 
-use std::sync::Arc;
+use std::{collections::HashMap, sync::Arc};
 
 use app::{
     App,
     api::{ApiError, InstalledTables},
     shell,
-    source::ProbeSource,
-    variant::parse_variant_fen,
+    source::{InstalledByVariant, ProbeSource},
+    variant::{Variant, parse_variant_fen},
 };
 use axum::Router;
 use leptos::prelude::provide_context;
@@ -18,7 +18,8 @@ use crate::engine::Engine;
 
 /// The page routes plus static files (the WASM bundle, CSS, images).
 /// `installed` is what `GET /tables` answers, handed to the page as context.
-pub fn routes(state: AppState, installed: InstalledTables) -> Router<AppState> {
+pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> Router<AppState> {
+    let installed = InstalledByVariant(Arc::new(installed));
     // Rendering the route list already runs the app, which may spawn tasks:
     // with no executor set yet they would be dropped (leptos_axum sets one
     // only when it handles a request). Set the tokio one first; a second

@@ -301,22 +301,25 @@ fn to_complete(catalog: &Catalog, intact: &BTreeMap<String, u64>) -> Vec<ToCompl
         .collect()
 }
 
-/// Installed standard tables per piece count among file names (`serve`'s
-/// start-up log): `(pieces, tables with both files, tables published)` for
-/// every piece count with at least one file present.
-pub fn completeness<'a>(files: impl IntoIterator<Item = &'a str>) -> Vec<(usize, usize, usize)> {
+/// A variant's installed tables per piece count among file names
+/// (`serve`'s start-up log): `(pieces, tables with both files, tables
+/// published)` for every piece count with at least one file present.
+pub fn completeness<'a>(
+    variant: Variant,
+    files: impl IntoIterator<Item = &'a str>,
+) -> Vec<(usize, usize, usize)> {
     let files: BTreeSet<&str> = files.into_iter().collect();
-    let standard = catalog::of(Variant::Standard);
-    standard
+    let catalog = catalog::of(variant);
+    catalog
         .piece_counts()
         .into_iter()
         .filter_map(|pieces| {
             let mut any = false;
             let mut complete = 0;
             let mut published = 0;
-            for material in standard.materials_with(pieces) {
+            for material in catalog.materials_with(pieces) {
                 published += 1;
-                let present = standard
+                let present = catalog
                     .files_of(material)
                     .map(|f| files.contains(f.as_str()));
                 any |= present.iter().any(|&p| p);
