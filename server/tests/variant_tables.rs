@@ -296,5 +296,8 @@ async fn installed_tables_are_listed_per_variant() {
     let (status, refused) = tables("/tables?variant=crazyhouse").await;
     assert_eq!(status, 400);
     let message = refused["error"].as_str().expect("message");
-    assert!(message.contains("standard, atomic or antichess"), "{message}");
+    assert!(
+        message.contains("standard, atomic or antichess"),
+        "{message}"
+    );
 }
