@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Click to rendered list (tests/bench.spec.ts) for several builds, side by
+# side: each build's server runs on its own port, and the walks alternate
+# between them round by round, so the machine's drifting load hits them
+# alike (server/docs/benchmarks.md, "The browser: click to rendered list").
+#
+#   end2end/bench/click-ab.sh LABEL=DIR ...
+#
+# DIR holds a release build: the `zugzwang` binary and the `site/` that
+# `cargo leptos build --release` leaves in target/ (copy both out, e.g.
+# cp target/release/zugzwang target/site -r /var/tmp/zz-main/). Settings
+# (environment): ROUNDS (3), MOVES (100), PORT (3031, then one up per
+# build). The servers run on the embedded tables with the response cache
+# off (every first visit is probed). Prints each walk's summary with the
+# load average beside it.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROUNDS="${ROUNDS:-3}"
+MOVES="${MOVES:-100}"
+PORT="${PORT:-3031}"
+
+[[ $# -ge 1 ]] || {
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+labels=()
+ports=()
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+port="$PORT"
+for spec in "$@"; do
+  label="${spec%%=*}"
+  dir="${spec#*=}"
+  [[ -x "$dir/zugzwang" && -d "$dir/site/pkg" ]] || {
+    echo "$dir: expected a zugzwang binary and site/pkg beside it" >&2
+    exit 2
+  }
+  LEPTOS_SITE_ROOT="$dir/site" "$dir/zugzwang" serve --bind "127.0.0.1:$port" --cache-mb 0 \
+    >"/tmp/click-ab-$label.log" 2>&1 &
+  pids+=("$!")
+  labels+=("$label")
+  ports+=("$port")
+  port=$((port + 1))
+done
+for p in "${ports[@]}"; do
+  for _ in $(seq 50); do
+    curl -sf "http://127.0.0.1:$p/tables" >/dev/null && break
+    sleep 0.2
+  done
+done
+cd "$here/.."
+for round in $(seq "$ROUNDS"); do
+  for i in "${!labels[@]}"; do
+    echo "== round $round: ${labels[$i]} ($(uptime | sed 's/.*load/load/'))"
+    BENCH=1 BENCH_MOVES="$MOVES" BASE_URL="http://127.0.0.1:${ports[$i]}" \
+      PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npx playwright test bench --reporter=list 2>&1 |
+      grep -E "click-to-render|first visits|hovered|revisits|lost|passed|failed" || true
+  done
+done
