@@ -39,11 +39,14 @@ case "$balance" in
         ;;
 esac
 
-# Tables installed on a replica (zugzwang_tables_installed), or nothing if
-# it does not answer: an unreachable replica is left to the health checks.
+# Tables installed on a replica, all variants together (the samples of
+# zugzwang_tables_installed{variant="..."}, or the unlabelled one of older
+# servers), or nothing if it does not answer: an unreachable replica is
+# left to the health checks.
 installed_tables() {
     curl -fsS --max-time 2 "http://$1/metrics" 2>/dev/null |
-        awk '$1 == "zugzwang_tables_installed" { print $2 }' || true
+        awk '$1 ~ /^zugzwang_tables_installed($|\{)/ { sum += $2; seen = 1 }
+             END { if (seen) print sum }' || true
 }
 
 declare -A installed=()
