@@ -17,7 +17,7 @@ use http_body_util::{BodyExt, Empty};
 use hyper::{Request, Uri, body::Bytes, header};
 use hyper_util::{
     client::legacy::{Client, connect::HttpConnector},
-    rt::TokioExecutor,
+    rt::{TokioExecutor, TokioTimer},
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::mpsc;
@@ -127,6 +127,9 @@ fn check_endpoint(endpoint: &str) -> Result<(), BenchError> {
 
 type HttpClient = Client<HttpConnector, Empty<Bytes>>;
 
+/// How long the replay keeps an idle connection for reuse.
+const POOL_IDLE: Duration = Duration::from_secs(2);
+
 /// Sends one request and reads the whole body; the status, or
 /// [`NO_RESPONSE`] when the server could not be reached or did not finish in time.
 async fn send(client: &HttpClient, uri: Uri, timeout: Duration) -> u16 {
@@ -158,6 +161,13 @@ type Answered = (usize, Instant, Instant, u16);
 fn start_clients(options: &ReplayOptions, uris: Vec<Uri>) -> mpsc::UnboundedReceiver<Answered> {
     let client: HttpClient = Client::builder(TokioExecutor::new())
         .pool_max_idle_per_host(options.clients)
+        // Below the server's idle timeout (`serve --idle-timeout`, 5 s):
+        // a pooled connection the server is closing as the client reuses
+        // it fails the request with no status, which the replay would
+        // count against the server (one such failure after 258 ms in a run
+        // with the page cache dropped every second).
+        .pool_idle_timeout(POOL_IDLE)
+        .pool_timer(TokioTimer::new())
         .build_http();
     let started = Instant::now();
     let deadline = started + options.duration;
