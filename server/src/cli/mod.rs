@@ -14,7 +14,11 @@ use std::{ffi::OsString, path::PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::{engine::EngineConfig, service::memory_budget, store::StoreOptions};
+use crate::{
+    engine::EngineConfig,
+    service::memory_budget,
+    store::{DEFAULT_DATA_CACHE_BYTES, StoreOptions},
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -110,6 +114,10 @@ pub struct TableArgs {
     /// Default: an eighth of MemAvailable at start.
     #[arg(long, value_name = "MB")]
     pub index_cache_mb: Option<u64>,
+    /// Megabytes of table data blocks kept in process memory, so that the
+    /// blocks requests revisit cost no system call. 0 keeps none.
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_DATA_CACHE_BYTES >> 20)]
+    pub data_cache_mb: u64,
 }
 
 impl TableArgs {
@@ -137,6 +145,7 @@ impl TableArgs {
                 require_checksums: self.require_checksums,
                 table_handles: None,
                 index_cache_bytes: memory_budget::index_cache_bytes(self.index_cache_mb),
+                data_cache_bytes: self.data_cache_mb.saturating_mul(1 << 20),
             },
             probe_threads: self.probe_threads,
             sequential_probes: self.sequential_probes,

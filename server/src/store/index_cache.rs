@@ -13,8 +13,16 @@
 //! storage, and needs no build step: the index is learnt as it is read, in
 //! chunks of [`CHUNK`] bytes, the least recently used dropped beyond a byte
 //! budget (`serve --index-cache-mb`, by default sized from MemAvailable at
-//! start). Data blocks are never kept: they are the bulk, and keeping them
-//! here would only duplicate the page cache.
+//! start).
+//!
+//! Data blocks are the bulk of a table, so they are not kept beside the
+//! index: they go to a second, small cache of their own (`serve
+//! --data-cache-mb`), which the index never competes with. On a hot page
+//! cache every data read that reaches the store costs two system calls
+//! (`cachestat` and an `RWF_NOWAIT` read, see `store::pread`), a fifth of a
+//! request's CPU (server/docs/benchmarks.md, "Probing without a hand-off");
+//! an explorer's requests revisit the same blocks, and a hit here costs a
+//! lock and a copy.
 //!
 //! It sits above the tiered store, so a chunk enters only after the tier's
 //! checksums passed, and errors (a truncated table, no descriptor left)
@@ -57,11 +65,30 @@ type Key = (u64, u64);
 
 static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
 
-/// Process-wide figures for `/metrics` (the server has one cache).
-static HITS: AtomicU64 = AtomicU64::new(0);
-static LOADS: AtomicU64 = AtomicU64::new(0);
-static BYTES: AtomicU64 = AtomicU64::new(0);
-static CAPACITY: AtomicU64 = AtomicU64::new(0);
+/// Process-wide figures of one kind of cache for `/metrics` (the server
+/// has one cache of each kind).
+pub struct Figures {
+    hits: AtomicU64,
+    loads: AtomicU64,
+    bytes: AtomicU64,
+    capacity: AtomicU64,
+}
+
+impl Figures {
+    const fn new() -> Figures {
+        Figures {
+            hits: AtomicU64::new(0),
+            loads: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            capacity: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The index cache's figures.
+pub static INDEX: Figures = Figures::new();
+/// The data cache's figures.
+pub static DATA: Figures = Figures::new();
 
 struct Shard {
     chunks: LruCache<Key, Box<[u8]>>,
@@ -69,17 +96,28 @@ struct Shard {
     bytes: usize,
 }
 
-/// Chunks of table indexes, within a byte budget.
+/// Chunks of table files, within a byte budget.
 pub struct IndexCache {
     shards: Box<[Mutex<Shard>]>,
     shard_capacity: usize,
+    figures: &'static Figures,
 }
 
 impl IndexCache {
-    /// A cache of at most `capacity` bytes (0: keeps nothing).
+    /// An index cache of at most `capacity` bytes (0: keeps nothing).
     pub fn new(capacity: usize) -> IndexCache {
-        CAPACITY.store(capacity as u64, Relaxed);
+        IndexCache::counted_in(capacity, &INDEX)
+    }
+
+    /// A data-block cache of at most `capacity` bytes (0: keeps nothing).
+    pub fn for_data(capacity: usize) -> IndexCache {
+        IndexCache::counted_in(capacity, &DATA)
+    }
+
+    fn counted_in(capacity: usize, figures: &'static Figures) -> IndexCache {
+        figures.capacity.store(capacity as u64, Relaxed);
         IndexCache {
+            figures,
             shards: (0..SHARDS)
                 .map(|_| {
                     Mutex::new(Shard {
@@ -158,39 +196,61 @@ impl IndexCache {
         } = &mut *shard;
         if let Some(old) = chunks.put(key, bytes.into()) {
             *held -= old.len() + ENTRY_OVERHEAD;
-            BYTES.fetch_sub((old.len() + ENTRY_OVERHEAD) as u64, Relaxed);
+            self.figures
+                .bytes
+                .fetch_sub((old.len() + ENTRY_OVERHEAD) as u64, Relaxed);
         }
         *held += cost;
-        BYTES.fetch_add(cost as u64, Relaxed);
+        self.figures.bytes.fetch_add(cost as u64, Relaxed);
         while *held > self.shard_capacity {
             let Some((_, dropped)) = chunks.pop_lru() else {
                 break;
             };
             *held -= dropped.len() + ENTRY_OVERHEAD;
-            BYTES.fetch_sub((dropped.len() + ENTRY_OVERHEAD) as u64, Relaxed);
+            self.figures
+                .bytes
+                .fetch_sub((dropped.len() + ENTRY_OVERHEAD) as u64, Relaxed);
         }
     }
 }
 
 impl Drop for IndexCache {
     fn drop(&mut self) {
-        BYTES.fetch_sub(self.bytes() as u64, Relaxed);
+        self.figures.bytes.fetch_sub(self.bytes() as u64, Relaxed);
     }
 }
 
-/// A filesystem whose table files keep their index parts in `cache`.
+/// A filesystem whose table files keep their index parts in `cache`, and
+/// their data blocks in `data`.
 pub struct IndexCachedFilesystem {
     inner: Arc<dyn Filesystem>,
     cache: Arc<IndexCache>,
+    data: Option<Arc<IndexCache>>,
 }
 
 impl IndexCachedFilesystem {
+    /// Keeps no data blocks until told ([`Self::with_data_cache`]).
     pub fn new(inner: Arc<dyn Filesystem>, cache: Arc<IndexCache>) -> IndexCachedFilesystem {
-        IndexCachedFilesystem { inner, cache }
+        IndexCachedFilesystem {
+            inner,
+            cache,
+            data: None,
+        }
+    }
+
+    /// Keeps data blocks in `data`.
+    #[must_use]
+    pub fn with_data_cache(mut self, data: Arc<IndexCache>) -> IndexCachedFilesystem {
+        self.data = Some(data);
+        self
     }
 
     pub fn cache(&self) -> &Arc<IndexCache> {
         &self.cache
+    }
+
+    pub fn data_cache(&self) -> Option<&Arc<IndexCache>> {
+        self.data.as_ref()
     }
 }
 
@@ -212,6 +272,7 @@ impl Filesystem for IndexCachedFilesystem {
             key: NEXT_FILE.fetch_add(1, Relaxed),
             table: file_name(path).into(),
             cache: Arc::clone(&self.cache),
+            data: self.data.clone(),
         }))
     }
 }
@@ -221,20 +282,32 @@ struct IndexCachedFile {
     key: u64,
     table: Arc<str>,
     cache: Arc<IndexCache>,
+    data: Option<Arc<IndexCache>>,
 }
 
 impl IndexCachedFile {
-    /// Whether a read of this kind is kept: everything but data blocks.
-    fn kept(&self, hint: ReadHint, len: usize) -> bool {
-        hint != ReadHint::Data && len > 0 && self.cache.keeps_anything()
+    /// The cache that keeps reads of this kind, if any keeps them.
+    fn keeper(&self, hint: ReadHint, len: usize) -> Option<&IndexCache> {
+        let cache = if hint == ReadHint::Data {
+            self.data.as_deref()?
+        } else {
+            &*self.cache
+        };
+        (len > 0 && cache.keeps_anything()).then_some(cache)
     }
 
-    /// Serves an index read from the cache, loading the chunks it lies in
-    /// with one read when some are missing. False when the file ends
-    /// before the bytes asked for: the layer below then explains.
-    fn read_index(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<bool> {
-        if self.cache.copy(self.key, offset, buf) {
-            HITS.fetch_add(1, Relaxed);
+    /// Serves a read from `cache`, loading the chunks it lies in with one
+    /// read when some are missing. False when the file ends before the
+    /// bytes asked for: the layer below then explains.
+    fn read_kept(
+        &self,
+        cache: &IndexCache,
+        buf: &mut [u8],
+        offset: u64,
+        hint: ReadHint,
+    ) -> io::Result<bool> {
+        if cache.copy(self.key, offset, buf) {
+            cache.figures.hits.fetch_add(1, Relaxed);
             metrics::global().record_read(
                 &self.table,
                 Tier::Cache,
@@ -251,9 +324,9 @@ impl IndexCachedFile {
         let mut span = vec![0; ((last - first + 1) * CHUNK) as usize];
         // Counted once read: a read refused inline (`nowait`) is made again.
         let got = read_up_to(&*self.inner, &mut span, start, hint)?;
-        LOADS.fetch_add(1, Relaxed);
+        cache.figures.loads.fetch_add(1, Relaxed);
         for (i, chunk) in span[..got].chunks(CHUNK as usize).enumerate() {
-            self.cache.insert(self.key, first + i as u64, chunk);
+            cache.insert(self.key, first + i as u64, chunk);
         }
         let from = (offset - start) as usize;
         match span[..got].get(from..from + buf.len()) {
@@ -290,7 +363,9 @@ impl RandomAccessFile for IndexCachedFile {
         if hint == ReadHint::SparseIndex {
             disk_reads::begin_lookup();
         }
-        if self.kept(hint, buf.len()) && self.read_index(buf, offset, hint)? {
+        if let Some(cache) = self.keeper(hint, buf.len())
+            && self.read_kept(cache, buf, offset, hint)?
+        {
             return Ok(buf.len());
         }
         self.inner.read_at(buf, offset, hint)
@@ -300,39 +375,65 @@ impl RandomAccessFile for IndexCachedFile {
         if hint == ReadHint::SparseIndex {
             disk_reads::begin_lookup();
         }
-        if self.kept(hint, buf.len()) && self.read_index(buf, offset, hint)? {
+        if let Some(cache) = self.keeper(hint, buf.len())
+            && self.read_kept(cache, buf, offset, hint)?
+        {
             return Ok(());
         }
         self.inner.read_exact_at(buf, offset, hint)
     }
 }
 
-/// The cache's figures, in the Prometheus text exposition format.
+/// The caches' figures, in the Prometheus text exposition format.
 pub fn render(out: &mut String) {
     let figures = [
         (
             "zugzwang_index_cache_capacity_bytes",
             "gauge",
             "Memory the table index cache may take (--index-cache-mb).",
-            CAPACITY.load(Relaxed),
+            INDEX.capacity.load(Relaxed),
         ),
         (
             "zugzwang_index_cache_bytes",
             "gauge",
             "Memory the table index cache takes now (chunks of headers, sparse indexes and block lengths).",
-            BYTES.load(Relaxed),
+            INDEX.bytes.load(Relaxed),
         ),
         (
             "zugzwang_index_cache_hits_total",
             "counter",
             "Index reads served from the index cache.",
-            HITS.load(Relaxed),
+            INDEX.hits.load(Relaxed),
         ),
         (
             "zugzwang_index_cache_loads_total",
             "counter",
             "Index reads that had to load their chunks from the table.",
-            LOADS.load(Relaxed),
+            INDEX.loads.load(Relaxed),
+        ),
+        (
+            "zugzwang_data_cache_capacity_bytes",
+            "gauge",
+            "Memory the table data-block cache may take (--data-cache-mb).",
+            DATA.capacity.load(Relaxed),
+        ),
+        (
+            "zugzwang_data_cache_bytes",
+            "gauge",
+            "Memory the table data-block cache takes now.",
+            DATA.bytes.load(Relaxed),
+        ),
+        (
+            "zugzwang_data_cache_hits_total",
+            "counter",
+            "Data-block reads served from the data-block cache.",
+            DATA.hits.load(Relaxed),
+        ),
+        (
+            "zugzwang_data_cache_loads_total",
+            "counter",
+            "Data-block reads that had to load their chunks from the table.",
+            DATA.loads.load(Relaxed),
         ),
     ];
     for (name, kind, help, value) in figures {
@@ -466,15 +567,35 @@ mod tests {
     }
 
     #[test]
-    fn data_blocks_are_never_kept() {
+    fn data_blocks_are_kept_only_in_a_data_cache() {
         let fake = FakeFile::new(4 * CHUNK as usize);
         let fs = cached(&fake, 1 << 20);
         let file = fs.open(Path::new("KQvK.rtbw")).expect("open");
         for _ in 0..2 {
             assert_eq!(read(&*file, 5000, 64, ReadHint::Data), expected(5000, 64));
         }
-        assert_eq!(fake.reads(), 2);
+        assert_eq!(fake.reads(), 2, "no data cache, yet data was kept");
         assert_eq!(fs.cache().bytes(), 0);
+
+        let fake = FakeFile::new(4 * CHUNK as usize);
+        let fs = cached(&fake, 1 << 20).with_data_cache(Arc::new(IndexCache::for_data(1 << 20)));
+        let file = fs.open(Path::new("KQvK.rtbw")).expect("open");
+        // A block and its 4 extra bytes across a chunk boundary, then one inside.
+        for (offset, len) in [
+            (2 * CHUNK - 20, 36),
+            (CHUNK + 100, 36),
+            (2 * CHUNK - 20, 36),
+        ] {
+            assert_eq!(
+                read(&*file, offset, len, ReadHint::Data),
+                expected(offset, len),
+                "{offset}"
+            );
+        }
+        assert_eq!(fake.reads(), 1, "the data chunks were read again");
+        assert_eq!(fs.cache().bytes(), 0, "data went to the index cache");
+        let data = fs.data_cache().expect("a data cache");
+        assert!(data.bytes() >= 2 * CHUNK as usize);
     }
 
     #[test]

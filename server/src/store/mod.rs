@@ -72,14 +72,23 @@ pub struct StoreOptions {
     /// Bytes of table indexes kept in process memory (`index_cache`);
     /// 0 keeps none. `serve` sizes it from MemAvailable unless told.
     pub index_cache_bytes: u64,
+    /// Bytes of table data blocks kept in process memory (`index_cache`'s
+    /// data cache); 0 keeps none.
+    pub data_cache_bytes: u64,
 }
 
 /// The index cache when nothing sizes it (tests, `zugzwang probe`).
 pub const DEFAULT_INDEX_CACHE_BYTES: u64 = 64 << 20;
 
+/// The data-block cache unless told (`serve --data-cache-mb`): enough for
+/// the blocks an explorer's requests revisit, small beside the page cache
+/// it duplicates.
+pub const DEFAULT_DATA_CACHE_BYTES: u64 = 64 << 20;
+
 impl Default for StoreOptions {
     /// pread, checked where checksums are recorded, 128 KiB read around
-    /// misses, 64 MiB of table indexes kept in memory.
+    /// misses, 64 MiB of table indexes and 64 MiB of data blocks kept in
+    /// memory.
     fn default() -> Self {
         StoreOptions {
             mmap: false,
@@ -90,13 +99,15 @@ impl Default for StoreOptions {
             require_checksums: false,
             table_handles: None,
             index_cache_bytes: DEFAULT_INDEX_CACHE_BYTES,
+            data_cache_bytes: DEFAULT_DATA_CACHE_BYTES,
         }
     }
 }
 
 /// The filesystem the tables of `dirs` are read through: mmap when asked,
 /// else the tiered pread store (after surveying which tables have
-/// checksums) with the tables' indexes kept in memory above it.
+/// checksums) with the tables' indexes and recently read data blocks kept
+/// in memory above it.
 pub fn open(
     options: &StoreOptions,
     dirs: &[PathBuf],
@@ -124,8 +135,13 @@ pub fn open(
         "keeping up to {} MiB of table indexes in memory",
         cache.capacity() >> 20
     );
-    Ok(Arc::new(IndexCachedFilesystem::new(
-        Arc::new(fs),
-        Arc::new(cache),
-    )))
+    let data =
+        IndexCache::for_data(usize::try_from(options.data_cache_bytes).unwrap_or(usize::MAX));
+    tracing::info!(
+        "keeping up to {} MiB of table data blocks in memory",
+        data.capacity() >> 20
+    );
+    Ok(Arc::new(
+        IndexCachedFilesystem::new(Arc::new(fs), Arc::new(cache)).with_data_cache(Arc::new(data)),
+    ))
 }
