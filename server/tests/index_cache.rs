@@ -15,8 +15,8 @@ use std::{
 
 use common::{copy_of_embedded_tables, embedded_tables_dir, shared_tables_and};
 use server::store::{
+    chunk_cache::{ChunkCache, ChunkCachedFilesystem},
     format,
-    index_cache::{IndexCache, IndexCachedFilesystem},
     metrics::Tier,
     tier::{TierOptions, TieredFilesystem, integrity::IntegrityError},
 };
@@ -26,13 +26,13 @@ use tier_support::*;
 
 /// The default store (no fast tier; checksums checked where recorded) with
 /// `capacity` bytes of index cache above it.
-fn cached_tablebase(dirs: &[PathBuf], capacity: usize) -> (Tablebase<Chess>, Arc<IndexCache>) {
+fn cached_tablebase(dirs: &[PathBuf], capacity: usize) -> (Tablebase<Chess>, Arc<ChunkCache>) {
     let store = TieredFilesystem::new(TierOptions {
         check_blocks: true,
         ..TierOptions::default()
     });
-    let cache = Arc::new(IndexCache::new(capacity));
-    let fs = IndexCachedFilesystem::new(Arc::new(store), Arc::clone(&cache));
+    let cache = Arc::new(ChunkCache::for_index(capacity));
+    let fs = ChunkCachedFilesystem::new(Arc::new(store), Arc::clone(&cache));
     let mut tb = Tablebase::with_filesystem(Arc::new(fs));
     for dir in dirs {
         tb.add_directory(dir).expect("table directory");

@@ -2,7 +2,7 @@
 //! the machine has available.
 //!
 //! Everything else is left to the page cache, which holds the tables' data
-//! blocks. The tables' indexes (`store::index_cache`) are a few percent of
+//! blocks. The tables' indexes (`store::chunk_cache`) are a few percent of
 //! their bytes but most of their reads, so they are worth keeping before
 //! any data block; an eighth of MemAvailable holds the whole index of sets
 //! far larger than RAM (the 3-4-5 piece set's is 2.9 MiB of 131 MB) and

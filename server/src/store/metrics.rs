@@ -25,7 +25,7 @@ use shakmaty_syzygy::filesystem::ReadHint;
 pub enum Tier {
     Fast,
     Slow,
-    /// Process memory: the index kept by `store::index_cache`, or the
+    /// Process memory: the index kept by `store::chunk_cache`, or the
     /// blocks that already passed their checksum (`store::verified_cache`).
     /// No read at all.
     Cache,
@@ -305,7 +305,7 @@ impl Metrics {
         let mut out = String::new();
         self.render_reads(&mut out);
         super::disk_reads::render(&mut out);
-        super::index_cache::render(&mut out);
+        super::chunk_cache::render(&mut out);
         self.render_fast_tier(&mut out);
         self.render_integrity(&mut out);
         self.render_health(&mut out);

@@ -7,7 +7,7 @@
 //! every read, and the `build` that writes them. Verified blocks are kept
 //! in memory (`verified_cache`); every table's index parts (headers, sparse
 //! indexes, block lengths) are kept in memory within a budget
-//! (`index_cache`); reads are counted in `metrics`, and those that waited for
+//! (`chunk_cache`); reads are counted in `metrics`, and those that waited for
 //! the disk in `disk_reads` (which can also trace them to a file);
 //! concurrent misses on one window make one read (`single_flight`), and
 //! a miss is told from a hit without starting I/O (`residency`); `nowait`
@@ -22,6 +22,7 @@
 //! files against those digests.
 
 pub mod catalog;
+pub mod chunk_cache;
 pub mod coverage;
 pub mod descriptors;
 pub mod disk_reads;
@@ -29,7 +30,6 @@ pub mod embedded;
 pub mod fetch;
 pub mod format;
 pub mod handles;
-pub mod index_cache;
 pub mod inventory;
 pub mod material;
 pub mod metrics;
@@ -47,8 +47,8 @@ use std::{path::PathBuf, sync::Arc};
 
 use shakmaty_syzygy::filesystem::{Filesystem, MmapFilesystem};
 
+use chunk_cache::{ChunkCache, ChunkCachedFilesystem};
 use coverage::MissingChecksums;
-use index_cache::{IndexCache, IndexCachedFilesystem};
 use tier::{TierOptions, TieredFilesystem};
 
 /// How table files on disk are read (`EngineConfig::store`).
@@ -69,10 +69,10 @@ pub struct StoreOptions {
     /// Table files kept open at most; `None`: what the open-files limit
     /// leaves after connections (`store::descriptors::DescriptorBudget`).
     pub table_handles: Option<usize>,
-    /// Bytes of table indexes kept in process memory (`index_cache`);
+    /// Bytes of table indexes kept in process memory (`chunk_cache`);
     /// 0 keeps none. `serve` sizes it from MemAvailable unless told.
     pub index_cache_bytes: u64,
-    /// Bytes of table data blocks kept in process memory (`index_cache`'s
+    /// Bytes of table data blocks kept in process memory (`chunk_cache`'s
     /// data cache); 0 keeps none.
     pub data_cache_bytes: u64,
 }
@@ -130,18 +130,19 @@ pub fn open(
     }
     tracing::info!("keeping at most {} table files open", fs.handles().budget());
     coverage::survey(&fs, dirs)?;
-    let cache = IndexCache::new(usize::try_from(options.index_cache_bytes).unwrap_or(usize::MAX));
+    let cache =
+        ChunkCache::for_index(usize::try_from(options.index_cache_bytes).unwrap_or(usize::MAX));
     tracing::info!(
         "keeping up to {} MiB of table indexes in memory",
         cache.capacity() >> 20
     );
     let data =
-        IndexCache::for_data(usize::try_from(options.data_cache_bytes).unwrap_or(usize::MAX));
+        ChunkCache::for_data(usize::try_from(options.data_cache_bytes).unwrap_or(usize::MAX));
     tracing::info!(
         "keeping up to {} MiB of table data blocks in memory",
         data.capacity() >> 20
     );
     Ok(Arc::new(
-        IndexCachedFilesystem::new(Arc::new(fs), Arc::new(cache)).with_data_cache(Arc::new(data)),
+        ChunkCachedFilesystem::new(Arc::new(fs), Arc::new(cache)).with_data_cache(Arc::new(data)),
     ))
 }

@@ -1,5 +1,6 @@
-//! The small, hot parts of every table kept in process memory: headers,
-//! DTZ maps, sparse indexes and block-length lists.
+//! Table files kept in process memory, in chunks: the small, hot parts of
+//! every table (headers, DTZ maps, sparse indexes and block-length lists)
+//! in the index cache, and recently read data blocks in the data cache.
 //!
 //! A lookup reads the table's sparse index, then its block-length list,
 //! then one data block. The first two are a few percent of a table's bytes
@@ -97,26 +98,26 @@ struct Shard {
 }
 
 /// Chunks of table files, within a byte budget.
-pub struct IndexCache {
+pub struct ChunkCache {
     shards: Box<[Mutex<Shard>]>,
     shard_capacity: usize,
     figures: &'static Figures,
 }
 
-impl IndexCache {
+impl ChunkCache {
     /// An index cache of at most `capacity` bytes (0: keeps nothing).
-    pub fn new(capacity: usize) -> IndexCache {
-        IndexCache::counted_in(capacity, &INDEX)
+    pub fn for_index(capacity: usize) -> ChunkCache {
+        ChunkCache::counted_in(capacity, &INDEX)
     }
 
     /// A data-block cache of at most `capacity` bytes (0: keeps nothing).
-    pub fn for_data(capacity: usize) -> IndexCache {
-        IndexCache::counted_in(capacity, &DATA)
+    pub fn for_data(capacity: usize) -> ChunkCache {
+        ChunkCache::counted_in(capacity, &DATA)
     }
 
-    fn counted_in(capacity: usize, figures: &'static Figures) -> IndexCache {
+    fn counted_in(capacity: usize, figures: &'static Figures) -> ChunkCache {
         figures.capacity.store(capacity as u64, Relaxed);
-        IndexCache {
+        ChunkCache {
             figures,
             shards: (0..SHARDS)
                 .map(|_| {
@@ -214,7 +215,7 @@ impl IndexCache {
     }
 }
 
-impl Drop for IndexCache {
+impl Drop for ChunkCache {
     fn drop(&mut self) {
         self.figures.bytes.fetch_sub(self.bytes() as u64, Relaxed);
     }
@@ -222,16 +223,16 @@ impl Drop for IndexCache {
 
 /// A filesystem whose table files keep their index parts in `cache`, and
 /// their data blocks in `data`.
-pub struct IndexCachedFilesystem {
+pub struct ChunkCachedFilesystem {
     inner: Arc<dyn Filesystem>,
-    cache: Arc<IndexCache>,
-    data: Option<Arc<IndexCache>>,
+    cache: Arc<ChunkCache>,
+    data: Option<Arc<ChunkCache>>,
 }
 
-impl IndexCachedFilesystem {
+impl ChunkCachedFilesystem {
     /// Keeps no data blocks until told ([`Self::with_data_cache`]).
-    pub fn new(inner: Arc<dyn Filesystem>, cache: Arc<IndexCache>) -> IndexCachedFilesystem {
-        IndexCachedFilesystem {
+    pub fn new(inner: Arc<dyn Filesystem>, cache: Arc<ChunkCache>) -> ChunkCachedFilesystem {
+        ChunkCachedFilesystem {
             inner,
             cache,
             data: None,
@@ -240,21 +241,21 @@ impl IndexCachedFilesystem {
 
     /// Keeps data blocks in `data`.
     #[must_use]
-    pub fn with_data_cache(mut self, data: Arc<IndexCache>) -> IndexCachedFilesystem {
+    pub fn with_data_cache(mut self, data: Arc<ChunkCache>) -> ChunkCachedFilesystem {
         self.data = Some(data);
         self
     }
 
-    pub fn cache(&self) -> &Arc<IndexCache> {
+    pub fn cache(&self) -> &Arc<ChunkCache> {
         &self.cache
     }
 
-    pub fn data_cache(&self) -> Option<&Arc<IndexCache>> {
+    pub fn data_cache(&self) -> Option<&Arc<ChunkCache>> {
         self.data.as_ref()
     }
 }
 
-impl Filesystem for IndexCachedFilesystem {
+impl Filesystem for ChunkCachedFilesystem {
     fn regular_file_size(&self, path: &Path) -> io::Result<u64> {
         self.inner.regular_file_size(path)
     }
@@ -265,7 +266,7 @@ impl Filesystem for IndexCachedFilesystem {
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
         let inner = self.inner.open(path)?;
-        Ok(Box::new(IndexCachedFile {
+        Ok(Box::new(ChunkCachedFile {
             inner,
             // A fresh key per open: a reopened or replaced file never sees
             // the chunks of an earlier one.
@@ -277,17 +278,17 @@ impl Filesystem for IndexCachedFilesystem {
     }
 }
 
-struct IndexCachedFile {
+struct ChunkCachedFile {
     inner: Box<dyn RandomAccessFile>,
     key: u64,
     table: Arc<str>,
-    cache: Arc<IndexCache>,
-    data: Option<Arc<IndexCache>>,
+    cache: Arc<ChunkCache>,
+    data: Option<Arc<ChunkCache>>,
 }
 
-impl IndexCachedFile {
+impl ChunkCachedFile {
     /// The cache that keeps reads of this kind, if any keeps them.
-    fn keeper(&self, hint: ReadHint, len: usize) -> Option<&IndexCache> {
+    fn keeper(&self, hint: ReadHint, len: usize) -> Option<&ChunkCache> {
         let cache = if hint == ReadHint::Data {
             self.data.as_deref()?
         } else {
@@ -301,7 +302,7 @@ impl IndexCachedFile {
     /// bytes asked for: the layer below then explains.
     fn read_kept(
         &self,
-        cache: &IndexCache,
+        cache: &ChunkCache,
         buf: &mut [u8],
         offset: u64,
         hint: ReadHint,
@@ -358,7 +359,7 @@ fn read_up_to(
     Ok(done)
 }
 
-impl RandomAccessFile for IndexCachedFile {
+impl RandomAccessFile for ChunkCachedFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
         if hint == ReadHint::SparseIndex {
             disk_reads::begin_lookup();
@@ -506,10 +507,10 @@ mod tests {
         }
     }
 
-    fn cached(file: &Arc<FakeFile>, capacity: usize) -> IndexCachedFilesystem {
-        IndexCachedFilesystem::new(
+    fn cached(file: &Arc<FakeFile>, capacity: usize) -> ChunkCachedFilesystem {
+        ChunkCachedFilesystem::new(
             Arc::new(FakeFs(Arc::clone(file))),
-            Arc::new(IndexCache::new(capacity)),
+            Arc::new(ChunkCache::for_index(capacity)),
         )
     }
 
@@ -578,7 +579,7 @@ mod tests {
         assert_eq!(fs.cache().bytes(), 0);
 
         let fake = FakeFile::new(4 * CHUNK as usize);
-        let fs = cached(&fake, 1 << 20).with_data_cache(Arc::new(IndexCache::for_data(1 << 20)));
+        let fs = cached(&fake, 1 << 20).with_data_cache(Arc::new(ChunkCache::for_data(1 << 20)));
         let file = fs.open(Path::new("KQvK.rtbw")).expect("open");
         // A block and its 4 extra bytes across a chunk boundary, then one inside.
         for (offset, len) in [
@@ -617,7 +618,7 @@ mod tests {
     fn memory_stays_within_the_budget_least_recently_used_out() {
         // Two chunks per shard.
         let capacity = SHARDS * 2 * (CHUNK as usize + ENTRY_OVERHEAD);
-        let cache = IndexCache::new(capacity);
+        let cache = ChunkCache::for_index(capacity);
         let chunk = vec![7u8; CHUNK as usize];
         let mut out = [0u8; 8];
         cache.insert(1, 0, &chunk);
@@ -665,9 +666,9 @@ mod tests {
     fn a_read_past_the_end_is_explained_by_the_store_naming_the_table() {
         let mut tmp = tempfile::NamedTempFile::new().expect("temp file");
         tmp.write_all(&expected(0, 5000)).expect("write");
-        let fs = IndexCachedFilesystem::new(
+        let fs = ChunkCachedFilesystem::new(
             Arc::new(PreadFilesystem::new()),
-            Arc::new(IndexCache::new(1 << 20)),
+            Arc::new(ChunkCache::for_index(1 << 20)),
         );
         let file = fs.open(tmp.path()).expect("open");
         assert_eq!(
