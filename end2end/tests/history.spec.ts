@@ -35,6 +35,21 @@ test('the history panel numbers the moves played on the board and in the list', 
   await expect(panel.locator('.movetext')).toHaveText('1. Rh7 Kd8');
 });
 
+test('a move played or stepped to keeps the links already in the history', async ({ page }) => {
+  await playRh7Kd8(page);
+  const panel = page.locator('.history');
+  // Tag the first move's link: a list drawn again from scratch loses the tag.
+  await panel.locator('.ply', { hasText: 'Rh7' }).evaluate((a) => a.setAttribute('data-kept', ''));
+  await page.locator('.move-list .move[data-san="Rh8+"]').click();
+  await expect(panel.locator('.movetext')).toHaveText('1. Rh7 Kd8 2. Rh8+');
+  await expect(panel.locator('.ply[aria-current]')).toHaveText('Rh8+');
+  await expect(panel.locator('.ply[data-kept]')).toHaveText('Rh7');
+  await page.locator('body').press('ArrowLeft');
+  await expect(panel.locator('.ply[aria-current]')).toHaveText('Kd8');
+  await expect(panel.locator('.ply[data-kept]')).toHaveText('Rh7');
+  await expect(panel.locator('.ply.current')).toHaveCount(1);
+});
+
 test('move numbers follow the FEN, with "37..." when Black starts', async ({ page }) => {
   const start = '4k3/8/8/8/8/8/8/4K2R b - - 0 37';
   await openHydrated(page, start);
