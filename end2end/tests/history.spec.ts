@@ -35,6 +35,41 @@ test('the history panel numbers the moves played on the board and in the list', 
   await expect(panel.locator('.movetext')).toHaveText('1. Rh7 Kd8');
 });
 
+/**
+ * Starts recording which elements of the history's moves get an attribute
+ * written; the returned function stops and gives each as "SAN attribute".
+ */
+async function watchHistoryWrites(page: Page): Promise<() => Promise<string[]>> {
+  await page.evaluate(() => {
+    const writes: string[] = [];
+    const observer = new MutationObserver((records) => {
+      for (const r of records) writes.push(`${(r.target as Element).textContent?.trim()} ${r.attributeName}`);
+    });
+    observer.observe(document.querySelector('.history .movetext')!, { subtree: true, attributes: true });
+    (window as unknown as { stopWrites: () => string[] }).stopWrites = () => {
+      observer.disconnect();
+      return writes;
+    };
+  });
+  return () => page.evaluate(() => (window as unknown as { stopWrites: () => string[] }).stopWrites());
+}
+
+test('a move played or stepped to writes only the links whose mark changes', async ({ page }) => {
+  await playRh7Kd8(page);
+  const panel = page.locator('.history');
+  // Drawing the whole line again wrote every link's class and href.
+  let stop = await watchHistoryWrites(page);
+  await page.locator('.move-list .move[data-san="Rh8+"]').click();
+  await expect(panel.locator('.movetext')).toHaveText('1. Rh7 Kd8 2. Rh8+');
+  await expect(panel.locator('.ply[aria-current]')).toHaveText('Rh8+');
+  expect((await stop()).sort()).toEqual(['Kd8 aria-current', 'Kd8 class']);
+  stop = await watchHistoryWrites(page);
+  await page.locator('body').press('ArrowLeft');
+  await expect(panel.locator('.ply[aria-current]')).toHaveText('Kd8');
+  expect((await stop()).sort()).toEqual(['Kd8 aria-current', 'Kd8 class', 'Rh8+ aria-current', 'Rh8+ class']);
+  await expect(panel.locator('.ply.current')).toHaveCount(1);
+});
+
 test('move numbers follow the FEN, with "37..." when Black starts', async ({ page }) => {
   const start = '4k3/8/8/8/8/8/8/4K2R b - - 0 37';
   await openHydrated(page, start);

@@ -78,10 +78,12 @@ fn Played(history: MoveHistory, answers: Answers) -> impl IntoView {
             });
         });
     };
-    let moves = move || {
+    // Memos, not a view rebuilt per move: the list keeps its links and
+    // only the moves that changed are drawn again.
+    let start = Memo::new(move |_| history.with(|l| l.start.clone()));
+    let shown = Memo::new(move |_| {
         history.with(|l| {
-            let shown = l
-                .plies
+            l.plies
                 .iter()
                 .enumerate()
                 .map(|(i, p)| ShownMove {
@@ -89,10 +91,9 @@ fn Played(history: MoveHistory, answers: Answers) -> impl IntoView {
                     href: position_href(l.variant, &p.fen),
                     current: i + 1 == l.cursor,
                 })
-                .collect();
-            view! { <Movetext start_fen=l.start.clone() moves=shown/> }
+                .collect::<Vec<_>>()
         })
-    };
+    });
     view! {
         <div class="history-controls">
             <StepButtons
@@ -107,7 +108,9 @@ fn Played(history: MoveHistory, answers: Answers) -> impl IntoView {
                 }}
             </button>
         </div>
-        <div class="history-moves">{moves}</div>
+        <div class="history-moves">
+            <Movetext start_fen=start moves=shown/>
+        </div>
         {move || {
             (copy.get() == CopyState::Refused)
                 .then(|| {

@@ -97,22 +97,22 @@ pub fn dtz_comment(dtz: Option<i32>) -> Option<String> {
 }
 
 /// Numbered moves, each a link to its position; `on_pick` hears which move
-/// is clicked before the link navigates.
+/// is clicked before the link navigates. Each move number's group is keyed
+/// by its moves, so a move played or stepped to keeps the links already on
+/// show and only moves the `current` mark: rebuilding a long line on every
+/// click cost more than the rest of the click.
 #[component]
 pub fn Movetext(
-    start_fen: String,
-    moves: Vec<ShownMove>,
+    #[prop(into)] start_fen: Signal<String>,
+    #[prop(into)] moves: Signal<Vec<ShownMove>>,
     #[prop(optional)] on_pick: Option<Callback<usize>>,
 ) -> impl IntoView {
-    let groups = fullmoves(&start_fen, moves.len());
-    let mut links = moves
-        .into_iter()
-        .enumerate()
-        .map(|(i, m)| ply_link(i, m, on_pick))
-        .collect::<Vec<_>>()
-        .into_iter();
+    let groups =
+        Memo::new(move |_| moves.with(|moves| start_fen.with(|start| grouped(start, moves))));
+    let current = Memo::new(move |_| moves.with(|moves| moves.iter().position(|m| m.current)));
     let list = NodeRef::<html::Div>::new();
     Effect::new(move |_| {
+        current.track();
         if let Some(list) = list.get() {
             // At the next frame, which lays the page out anyway: measuring
             // now would lay it out an extra time, mid-navigation.
@@ -121,22 +121,50 @@ pub fn Movetext(
     });
     view! {
         <div class="movetext" node_ref=list>
-            {groups
-                .into_iter()
-                .map(|(label, plies)| {
-                    let these = links.by_ref().take(plies.len()).collect_view();
-                    // Spaces between the pieces, so the text reads and
-                    // copies as "37. Kf2 Kd7".
-                    view! {
-                        <span class="fullmove">
-                            <span class="move-number">{label}</span>
-                            {these}
-                        </span>
-                        " "
-                    }
-                })
-                .collect_view()}
+            <For
+                each=move || groups.get()
+                key=|group| group.clone()
+                children=move |group| fullmove_view(group, current, on_pick)
+            />
         </div>
+    }
+}
+
+/// One move number's group: its label and its plies (index, SAN, link).
+type Group = (String, Vec<(usize, String, String)>);
+
+/// The moves as the page groups them, without the `current` mark, which
+/// changes without changing the groups.
+fn grouped(start_fen: &str, moves: &[ShownMove]) -> Vec<Group> {
+    fullmoves(start_fen, moves.len())
+        .into_iter()
+        .map(|(label, plies)| {
+            let plies = plies
+                .into_iter()
+                .map(|i| (i, moves[i].san.clone(), moves[i].href.clone()))
+                .collect();
+            (label, plies)
+        })
+        .collect()
+}
+
+/// A move number and its moves. Spaces between the pieces, so the text
+/// reads and copies as "37. Kf2 Kd7".
+fn fullmove_view(
+    (label, plies): Group,
+    current: Memo<Option<usize>>,
+    on_pick: Option<Callback<usize>>,
+) -> impl IntoView {
+    let links = plies
+        .into_iter()
+        .map(|(i, san, href)| ply_link(i, san, href, current, on_pick))
+        .collect_view();
+    view! {
+        <span class="fullmove">
+            <span class="move-number">{label}</span>
+            {links}
+        </span>
+        " "
     }
 }
 
@@ -158,22 +186,29 @@ fn keep_current_in_view(list: &web_sys::HtmlElement) {
     }
 }
 
-/// One move as a link, marked when the board is on it.
-fn ply_link(i: usize, m: ShownMove, on_pick: Option<Callback<usize>>) -> impl IntoView {
+/// One move as a link, marked while the board is on it.
+fn ply_link(
+    i: usize,
+    san: String,
+    href: String,
+    current: Memo<Option<usize>>,
+    on_pick: Option<Callback<usize>>,
+) -> impl IntoView {
+    let here = move || current.get() == Some(i);
     view! {
         " "
         <a
             class="ply"
-            class:current=m.current
-            href=m.href
-            aria-current=m.current.then_some("step")
+            class:current=here
+            href=href
+            aria-current=move || here().then_some("step")
             on:click=move |_| {
                 if let Some(pick) = on_pick {
                     pick.run(i);
                 }
             }
         >
-            {m.san}
+            {san}
         </a>
     }
 }
