@@ -32,7 +32,11 @@ fn cached_tablebase(dirs: &[PathBuf], capacity: usize) -> (Tablebase<Chess>, Arc
         ..TierOptions::default()
     });
     let cache = Arc::new(ChunkCache::for_index(capacity));
-    let fs = ChunkCachedFilesystem::new(Arc::new(store), Arc::clone(&cache));
+    let fs = ChunkCachedFilesystem::new(
+        Arc::new(store),
+        Arc::clone(&cache),
+        Arc::new(ChunkCache::for_data(0)),
+    );
     let mut tb = Tablebase::with_filesystem(Arc::new(fs));
     for dir in dirs {
         tb.add_directory(dir).expect("table directory");

@@ -67,8 +67,14 @@ type Key = (u64, u64);
 static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
 
 /// Process-wide figures of one kind of cache for `/metrics` (the server
-/// has one cache of each kind).
+/// has one cache of each kind), and the words `/metrics` names them with.
 pub struct Figures {
+    /// `zugzwang_{kind}_cache_*`.
+    kind: &'static str,
+    /// What the cache holds, for the help texts.
+    holds: &'static str,
+    /// The flag that bounds it.
+    flag: &'static str,
     hits: AtomicU64,
     loads: AtomicU64,
     bytes: AtomicU64,
@@ -76,20 +82,35 @@ pub struct Figures {
 }
 
 impl Figures {
-    const fn new() -> Figures {
+    const fn new(kind: &'static str, holds: &'static str, flag: &'static str) -> Figures {
         Figures {
+            kind,
+            holds,
+            flag,
             hits: AtomicU64::new(0),
             loads: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             capacity: AtomicU64::new(0),
         }
     }
+
+    fn add_bytes(&self, bytes: usize) {
+        self.bytes.fetch_add(bytes as u64, Relaxed);
+    }
+
+    fn remove_bytes(&self, bytes: usize) {
+        self.bytes.fetch_sub(bytes as u64, Relaxed);
+    }
 }
 
 /// The index cache's figures.
-pub static INDEX: Figures = Figures::new();
+pub static INDEX: Figures = Figures::new(
+    "index",
+    "table indexes (chunks of headers, sparse indexes and block lengths)",
+    "--index-cache-mb",
+);
 /// The data cache's figures.
-pub static DATA: Figures = Figures::new();
+pub static DATA: Figures = Figures::new("data", "table data blocks", "--data-cache-mb");
 
 struct Shard {
     chunks: LruCache<Key, Box<[u8]>>,
@@ -196,62 +217,55 @@ impl ChunkCache {
             bytes: held,
         } = &mut *shard;
         if let Some(old) = chunks.put(key, bytes.into()) {
-            *held -= old.len() + ENTRY_OVERHEAD;
-            self.figures
-                .bytes
-                .fetch_sub((old.len() + ENTRY_OVERHEAD) as u64, Relaxed);
+            *held -= self.forget(&old);
         }
         *held += cost;
-        self.figures.bytes.fetch_add(cost as u64, Relaxed);
+        self.figures.add_bytes(cost);
         while *held > self.shard_capacity {
             let Some((_, dropped)) = chunks.pop_lru() else {
                 break;
             };
-            *held -= dropped.len() + ENTRY_OVERHEAD;
-            self.figures
-                .bytes
-                .fetch_sub((dropped.len() + ENTRY_OVERHEAD) as u64, Relaxed);
+            *held -= self.forget(&dropped);
         }
+    }
+
+    /// Takes a chunk that left the cache off the figures; what it cost.
+    fn forget(&self, chunk: &[u8]) -> usize {
+        let cost = chunk.len() + ENTRY_OVERHEAD;
+        self.figures.remove_bytes(cost);
+        cost
     }
 }
 
 impl Drop for ChunkCache {
     fn drop(&mut self) {
-        self.figures.bytes.fetch_sub(self.bytes() as u64, Relaxed);
+        self.figures.remove_bytes(self.bytes());
     }
 }
 
 /// A filesystem whose table files keep their index parts in `cache`, and
-/// their data blocks in `data`.
+/// their data blocks in `data` (a cache of no bytes keeps none).
 pub struct ChunkCachedFilesystem {
     inner: Arc<dyn Filesystem>,
     cache: Arc<ChunkCache>,
-    data: Option<Arc<ChunkCache>>,
+    data: Arc<ChunkCache>,
 }
 
 impl ChunkCachedFilesystem {
-    /// Keeps no data blocks until told ([`Self::with_data_cache`]).
-    pub fn new(inner: Arc<dyn Filesystem>, cache: Arc<ChunkCache>) -> ChunkCachedFilesystem {
-        ChunkCachedFilesystem {
-            inner,
-            cache,
-            data: None,
-        }
-    }
-
-    /// Keeps data blocks in `data`.
-    #[must_use]
-    pub fn with_data_cache(mut self, data: Arc<ChunkCache>) -> ChunkCachedFilesystem {
-        self.data = Some(data);
-        self
+    pub fn new(
+        inner: Arc<dyn Filesystem>,
+        cache: Arc<ChunkCache>,
+        data: Arc<ChunkCache>,
+    ) -> ChunkCachedFilesystem {
+        ChunkCachedFilesystem { inner, cache, data }
     }
 
     pub fn cache(&self) -> &Arc<ChunkCache> {
         &self.cache
     }
 
-    pub fn data_cache(&self) -> Option<&Arc<ChunkCache>> {
-        self.data.as_ref()
+    pub fn data_cache(&self) -> &Arc<ChunkCache> {
+        &self.data
     }
 }
 
@@ -273,7 +287,7 @@ impl Filesystem for ChunkCachedFilesystem {
             key: NEXT_FILE.fetch_add(1, Relaxed),
             table: file_name(path).into(),
             cache: Arc::clone(&self.cache),
-            data: self.data.clone(),
+            data: Arc::clone(&self.data),
         }))
     }
 }
@@ -283,18 +297,25 @@ struct ChunkCachedFile {
     key: u64,
     table: Arc<str>,
     cache: Arc<ChunkCache>,
-    data: Option<Arc<ChunkCache>>,
+    data: Arc<ChunkCache>,
 }
 
 impl ChunkCachedFile {
-    /// The cache that keeps reads of this kind, if any keeps them.
-    fn keeper(&self, hint: ReadHint, len: usize) -> Option<&ChunkCache> {
+    /// Serves a read from the cache that keeps its kind, if that cache
+    /// keeps anything; false leaves the read to the layer below.
+    fn read_cached(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<bool> {
+        if hint == ReadHint::SparseIndex {
+            disk_reads::begin_lookup();
+        }
         let cache = if hint == ReadHint::Data {
-            self.data.as_deref()?
+            &self.data
         } else {
-            &*self.cache
+            &self.cache
         };
-        (len > 0 && cache.keeps_anything()).then_some(cache)
+        if buf.is_empty() || !cache.keeps_anything() {
+            return Ok(false);
+        }
+        self.read_kept(cache, buf, offset, hint)
     }
 
     /// Serves a read from `cache`, loading the chunks it lies in with one
@@ -361,24 +382,14 @@ fn read_up_to(
 
 impl RandomAccessFile for ChunkCachedFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
-        if hint == ReadHint::SparseIndex {
-            disk_reads::begin_lookup();
-        }
-        if let Some(cache) = self.keeper(hint, buf.len())
-            && self.read_kept(cache, buf, offset, hint)?
-        {
+        if self.read_cached(buf, offset, hint)? {
             return Ok(buf.len());
         }
         self.inner.read_at(buf, offset, hint)
     }
 
     fn read_exact_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<()> {
-        if hint == ReadHint::SparseIndex {
-            disk_reads::begin_lookup();
-        }
-        if let Some(cache) = self.keeper(hint, buf.len())
-            && self.read_kept(cache, buf, offset, hint)?
-        {
+        if self.read_cached(buf, offset, hint)? {
             return Ok(());
         }
         self.inner.read_exact_at(buf, offset, hint)
@@ -387,60 +398,40 @@ impl RandomAccessFile for ChunkCachedFile {
 
 /// The caches' figures, in the Prometheus text exposition format.
 pub fn render(out: &mut String) {
-    let figures = [
-        (
-            "zugzwang_index_cache_capacity_bytes",
-            "gauge",
-            "Memory the table index cache may take (--index-cache-mb).",
-            INDEX.capacity.load(Relaxed),
-        ),
-        (
-            "zugzwang_index_cache_bytes",
-            "gauge",
-            "Memory the table index cache takes now (chunks of headers, sparse indexes and block lengths).",
-            INDEX.bytes.load(Relaxed),
-        ),
-        (
-            "zugzwang_index_cache_hits_total",
-            "counter",
-            "Index reads served from the index cache.",
-            INDEX.hits.load(Relaxed),
-        ),
-        (
-            "zugzwang_index_cache_loads_total",
-            "counter",
-            "Index reads that had to load their chunks from the table.",
-            INDEX.loads.load(Relaxed),
-        ),
-        (
-            "zugzwang_data_cache_capacity_bytes",
-            "gauge",
-            "Memory the table data-block cache may take (--data-cache-mb).",
-            DATA.capacity.load(Relaxed),
-        ),
-        (
-            "zugzwang_data_cache_bytes",
-            "gauge",
-            "Memory the table data-block cache takes now.",
-            DATA.bytes.load(Relaxed),
-        ),
-        (
-            "zugzwang_data_cache_hits_total",
-            "counter",
-            "Data-block reads served from the data-block cache.",
-            DATA.hits.load(Relaxed),
-        ),
-        (
-            "zugzwang_data_cache_loads_total",
-            "counter",
-            "Data-block reads that had to load their chunks from the table.",
-            DATA.loads.load(Relaxed),
-        ),
-    ];
-    for (name, kind, help, value) in figures {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        let _ = writeln!(out, "{name} {value}");
+    for cache in [&INDEX, &DATA] {
+        let (kind, holds, flag) = (cache.kind, cache.holds, cache.flag);
+        let figures = [
+            (
+                "capacity_bytes",
+                "gauge",
+                format!("Memory the cache of {holds} may take ({flag})."),
+                cache.capacity.load(Relaxed),
+            ),
+            (
+                "bytes",
+                "gauge",
+                format!("Memory the cache of {holds} takes now."),
+                cache.bytes.load(Relaxed),
+            ),
+            (
+                "hits_total",
+                "counter",
+                format!("Reads of {holds} served from their cache."),
+                cache.hits.load(Relaxed),
+            ),
+            (
+                "loads_total",
+                "counter",
+                format!("Reads of {holds} that had to load their chunks from the table."),
+                cache.loads.load(Relaxed),
+            ),
+        ];
+        for (figure, type_, help, value) in figures {
+            let name = format!("zugzwang_{kind}_cache_{figure}");
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} {type_}");
+            let _ = writeln!(out, "{name} {value}");
+        }
     }
 }
 
@@ -507,11 +498,22 @@ mod tests {
         }
     }
 
-    fn cached(file: &Arc<FakeFile>, capacity: usize) -> ChunkCachedFilesystem {
+    /// `capacity` bytes of index cache and `data` bytes of data cache.
+    fn cached_with_data(
+        file: &Arc<FakeFile>,
+        capacity: usize,
+        data: usize,
+    ) -> ChunkCachedFilesystem {
         ChunkCachedFilesystem::new(
             Arc::new(FakeFs(Arc::clone(file))),
             Arc::new(ChunkCache::for_index(capacity)),
+            Arc::new(ChunkCache::for_data(data)),
         )
+    }
+
+    /// `capacity` bytes of index cache and no data cache.
+    fn cached(file: &Arc<FakeFile>, capacity: usize) -> ChunkCachedFilesystem {
+        cached_with_data(file, capacity, 0)
     }
 
     fn expected(offset: u64, len: usize) -> Vec<u8> {
@@ -579,7 +581,7 @@ mod tests {
         assert_eq!(fs.cache().bytes(), 0);
 
         let fake = FakeFile::new(4 * CHUNK as usize);
-        let fs = cached(&fake, 1 << 20).with_data_cache(Arc::new(ChunkCache::for_data(1 << 20)));
+        let fs = cached_with_data(&fake, 1 << 20, 1 << 20);
         let file = fs.open(Path::new("KQvK.rtbw")).expect("open");
         // A block and its 4 extra bytes across a chunk boundary, then one inside.
         for (offset, len) in [
@@ -595,8 +597,7 @@ mod tests {
         }
         assert_eq!(fake.reads(), 1, "the data chunks were read again");
         assert_eq!(fs.cache().bytes(), 0, "data went to the index cache");
-        let data = fs.data_cache().expect("a data cache");
-        assert!(data.bytes() >= 2 * CHUNK as usize);
+        assert!(fs.data_cache().bytes() >= 2 * CHUNK as usize);
     }
 
     #[test]
@@ -669,6 +670,7 @@ mod tests {
         let fs = ChunkCachedFilesystem::new(
             Arc::new(PreadFilesystem::new()),
             Arc::new(ChunkCache::for_index(1 << 20)),
+            Arc::new(ChunkCache::for_data(0)),
         );
         let file = fs.open(tmp.path()).expect("open");
         assert_eq!(

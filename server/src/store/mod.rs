@@ -142,7 +142,9 @@ pub fn open(
         "keeping up to {} MiB of table data blocks in memory",
         data.capacity() >> 20
     );
-    Ok(Arc::new(
-        ChunkCachedFilesystem::new(Arc::new(fs), Arc::new(cache)).with_data_cache(Arc::new(data)),
-    ))
+    Ok(Arc::new(ChunkCachedFilesystem::new(
+        Arc::new(fs),
+        Arc::new(cache),
+        Arc::new(data),
+    )))
 }
