@@ -7,47 +7,24 @@
 //! about a fifth of the renderer's CPU per move. A small PNG in the page
 //! costs neither. `public/favicon.png` is `public/favicon.svg` drawn at 32 px.
 
+use std::sync::LazyLock;
+
+use base64::{Engine, engine::general_purpose::STANDARD};
+
 const PNG: &[u8] = include_bytes!("../../public/favicon.png");
 
-/// The icon's `href`.
-pub fn data_url() -> String {
-    format!("data:image/png;base64,{}", base64(PNG))
-}
+/// Encoded once: every page the server renders carries it.
+static DATA_URL: LazyLock<String> =
+    LazyLock::new(|| format!("data:image/png;base64,{}", STANDARD.encode(PNG)));
 
-/// Standard base64 with padding (RFC 4648), for the few bytes of the icon.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+/// The icon's `href`.
+pub fn data_url() -> &'static str {
+    &DATA_URL
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn encodes_as_rfc_4648_says() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
-    }
 
     #[test]
     fn the_icon_is_a_png() {
