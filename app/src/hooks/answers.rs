@@ -78,20 +78,15 @@ impl Answers {
     }
 
     /// In the browser: the answer of the request in flight for this FEN,
-    /// or of a new one, remembered when it comes.
+    /// or of a new one.
     #[cfg(not(feature = "ssr"))]
     fn ask(
         self,
         fen: String,
     ) -> impl std::future::Future<Output = Result<TablebaseAnswer, String>> + Send {
-        let key = self.key(fen.clone());
-        let joined = self.asked.join(key.clone(), move || async move {
-            let answer = fetch_answer(key.0, fen.clone())
-                .await
-                .map_err(|err| err.error)?;
-            self.remember(fen, answer.clone());
-            Ok(answer)
-        });
+        let joined = self
+            .asked
+            .join(self.key(fen.clone()), move || self.fetch(fen));
         async move {
             joined
                 .await
@@ -103,6 +98,12 @@ impl Answers {
     /// so nothing is in flight twice).
     #[cfg(feature = "ssr")]
     async fn ask(self, fen: String) -> Result<TablebaseAnswer, String> {
+        self.fetch(fen).await
+    }
+
+    /// Asks the source for a FEN's answer under the variant on show, and
+    /// remembers it.
+    async fn fetch(self, fen: String) -> Result<TablebaseAnswer, String> {
         let variant = self.variant.get_untracked();
         let answer = fetch_answer(variant, fen.clone())
             .await
