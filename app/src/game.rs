@@ -10,12 +10,13 @@ use std::num::NonZeroU32;
 
 use shakmaty::{
     Bitboard, Board, ByColor, ByRole, Castles, CastlingMode, CastlingSide, Chess, Color, FromSetup,
-    KnownOutcome, Move, MoveList, Outcome, Position, PositionError, RemainingChecks, Role, Square,
+    KnownOutcome, Move, MoveList, Outcome, Position, RemainingChecks, Role, Square,
+    fen::Fen,
     variant::{Antichess, Atomic},
 };
 
 use crate::{
-    position::{FenError, FenReading, illegal_reasons, setup_of},
+    position::{FenError, FenReading, lenient, read_with, setup_of},
     variant::Variant,
 };
 
@@ -132,38 +133,31 @@ impl Position for Game {
 /// Parses a FEN under a variant's rules, as the server's
 /// `variant::parse_variant_fen` does (same leniency, same reasons).
 pub fn parse_game_fen(variant: Variant, text: &str) -> Result<Game, FenError> {
-    let setup = setup_of(text)?.into_setup();
-    match variant {
-        Variant::Standard => lenient(setup, variant).map(Game::Chess),
-        Variant::Atomic => lenient(setup, variant).map(Game::Atomic),
-        Variant::Antichess => lenient(setup, variant).map(Game::Antichess),
-    }
+    game_of(variant, setup_of(text)?)
 }
 
 /// Reads a FEN for both the position and the pieces on show.
 pub fn read_game_fen(variant: Variant, text: &str) -> FenReading<Game> {
-    match setup_of(text) {
-        Ok(fen) => FenReading {
-            placement: fen.as_setup().board.clone(),
-            position: parse_game_fen(variant, text),
-        },
-        Err(err) => FenReading {
-            position: Err(err),
-            placement: Board::empty(),
-        },
+    read_with(text, |fen| game_of(variant, fen))
+}
+
+fn game_of(variant: Variant, fen: Fen) -> Result<Game, FenError> {
+    let setup = fen.into_setup();
+    match variant {
+        Variant::Standard => under_rules(setup, variant).map(Game::Chess),
+        Variant::Atomic => under_rules(setup, variant).map(Game::Atomic),
+        Variant::Antichess => under_rules(setup, variant).map(Game::Antichess),
     }
 }
 
-/// A position from a setup, dropping what lila-tablebase drops.
-fn lenient<P: FromSetup + Position>(
+fn under_rules<P: FromSetup + Position>(
     setup: shakmaty::Setup,
     variant: Variant,
 ) -> Result<P, FenError> {
-    P::from_setup(setup, CastlingMode::Standard)
-        .or_else(PositionError::ignore_invalid_ep_square)
-        .or_else(PositionError::ignore_invalid_castling_rights)
-        .or_else(PositionError::ignore_impossible_check)
-        .map_err(|err| FenError::Illegal(illegal_reasons(err.kinds(), variant.rule_words())))
+    lenient(
+        P::from_setup(setup, CastlingMode::Standard),
+        variant.rule_words(),
+    )
 }
 
 /// How a variant game ended, in a player's words ("White wins: Black's

@@ -8,6 +8,8 @@ use shakmaty::{
     fen::{Fen, ParseFenError},
 };
 
+use crate::variant::Variant;
+
 /// Why a FEN does not describe a position we can explore.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FenError {
@@ -31,16 +33,19 @@ pub fn parse_fen(text: &str) -> Result<Chess, FenError> {
 
 /// A FEN as the page shows it: the position, or why there is none, and the
 /// pieces the FEN places either way (an illegal position still shows them).
-/// `P` is `Chess`, or `VariantPosition` from [`crate::variant::read_variant_fen`].
+/// `P` is a `Game`, from [`crate::game::read_game_fen`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct FenReading<P = Chess> {
+pub struct FenReading<P> {
     pub position: Result<P, FenError>,
     pub placement: Board,
 }
 
-/// Reads a FEN once for both the position and the pieces on show, with the
-/// same rules as [`parse_fen`].
-pub fn read_fen(text: &str) -> FenReading {
+/// Reads a FEN once for both the pieces it places and the position that
+/// `position_of` (one rule set's parser) makes of it.
+pub(crate) fn read_with<P>(
+    text: &str,
+    position_of: impl FnOnce(Fen) -> Result<P, FenError>,
+) -> FenReading<P> {
     match setup_of(text) {
         Ok(fen) => FenReading {
             placement: fen.as_setup().board.clone(),
@@ -66,15 +71,23 @@ pub(crate) fn setup_of(text: &str) -> Result<Fen, FenError> {
 }
 
 fn position_of(fen: Fen) -> Result<Chess, FenError> {
-    fen.into_position::<Chess>(CastlingMode::Standard)
+    lenient(
+        fen.into_position::<Chess>(CastlingMode::Standard),
+        Variant::Standard.rule_words(),
+    )
+}
+
+/// A rule set's verdict on a setup, dropping what lila-tablebase drops
+/// (impossible en passant squares and castling rights) and accepting
+/// impossible checks; `rule` says what `PositionErrorKinds::VARIANT` means
+/// under those rules.
+pub(crate) fn lenient<P>(verdict: Result<P, PositionError<P>>, rule: &str) -> Result<P, FenError> {
+    verdict
         .or_else(PositionError::ignore_invalid_ep_square)
         .or_else(PositionError::ignore_invalid_castling_rights)
         .or_else(PositionError::ignore_impossible_check)
-        .map_err(|err| FenError::Illegal(illegal_reasons(err.kinds(), STANDARD_RULE)))
+        .map_err(|err| FenError::Illegal(illegal_reasons(err.kinds(), rule)))
 }
-
-/// What `PositionErrorKinds::VARIANT` means for standard chess.
-const STANDARD_RULE: &str = "not a standard chess position";
 
 /// The FEN of a position with all six fields, as the API and URLs carry it
 /// (any variant: a `Chess` or a `VariantPosition`).
@@ -142,6 +155,7 @@ pub(crate) fn illegal_reasons(kinds: PositionErrorKinds, variant_rule: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::read_game_fen;
 
     #[test]
     fn accepts_underscores_and_roundtrips() {
@@ -152,12 +166,15 @@ mod tests {
 
     #[test]
     fn an_illegal_position_still_places_its_pieces() {
-        let reading = read_fen("4k3/8/8/8/8/8/8/3KK3_w_-_-_0_1");
+        let reading = read_game_fen(Variant::Standard, "4k3/8/8/8/8/8/8/3KK3_w_-_-_0_1");
         assert!(reading.position.is_err());
         assert_eq!(reading.placement.occupied().count(), 3);
-        let legal = read_fen("4k3/8/8/8/8/8/8/4K2R w - - 0 1");
+        let legal = read_game_fen(Variant::Standard, "4k3/8/8/8/8/8/8/4K2R w - - 0 1");
         assert_eq!(legal.placement, *legal.position.expect("legal").board());
-        assert_eq!(read_fen("not a fen").placement, Board::empty());
+        assert_eq!(
+            read_game_fen(Variant::Standard, "not a fen").placement,
+            Board::empty()
+        );
     }
 
     #[test]

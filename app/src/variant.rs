@@ -10,12 +10,12 @@ use std::{fmt, str::FromStr};
 
 use serde::{Deserialize, Serialize};
 use shakmaty::{
-    CastlingMode, PositionError,
+    CastlingMode,
     fen::Fen,
     variant::{self as rules, VariantPosition},
 };
 
-use crate::position::{FenError, FenReading, illegal_reasons, setup_of};
+use crate::position::{FenError, lenient, setup_of};
 
 /// A variant with Syzygy tables, as the API path and the page's URL name it.
 #[derive(
@@ -130,27 +130,11 @@ pub fn parse_variant_fen(variant: Variant, text: &str) -> Result<VariantPosition
     position_of(variant, setup_of(text)?)
 }
 
-/// Reads a FEN under a variant's rules for both the position and the pieces
-/// on show, as [`crate::position::read_fen`] does for standard chess.
-pub fn read_variant_fen(variant: Variant, text: &str) -> FenReading<VariantPosition> {
-    match setup_of(text) {
-        Ok(fen) => FenReading {
-            placement: fen.as_setup().board.clone(),
-            position: position_of(variant, fen),
-        },
-        Err(err) => FenReading {
-            position: Err(err),
-            placement: shakmaty::Board::empty(),
-        },
-    }
-}
-
 fn position_of(variant: Variant, fen: Fen) -> Result<VariantPosition, FenError> {
-    VariantPosition::from_setup(variant.rules(), fen.into_setup(), CastlingMode::Standard)
-        .or_else(PositionError::ignore_invalid_ep_square)
-        .or_else(PositionError::ignore_invalid_castling_rights)
-        .or_else(PositionError::ignore_impossible_check)
-        .map_err(|err| FenError::Illegal(illegal_reasons(err.kinds(), variant.rule_words())))
+    lenient(
+        VariantPosition::from_setup(variant.rules(), fen.into_setup(), CastlingMode::Standard),
+        variant.rule_words(),
+    )
 }
 
 #[cfg(test)]
@@ -158,7 +142,7 @@ mod tests {
     use shakmaty::{Position, uci::UciMove};
 
     use super::*;
-    use crate::{api::MoveInfo, position::to_fen};
+    use crate::{api::MoveInfo, game::read_game_fen, position::to_fen};
 
     #[test]
     fn names_round_trip_through_str_and_serde() {
@@ -193,7 +177,7 @@ mod tests {
             parse_variant_fen(Variant::Antichess, "8/8/8/8/8/8/8/8 w - - 0 1").expect_err("empty");
         assert!(err.to_string().contains("board is empty"), "{err}");
         assert!(matches!(
-            read_variant_fen(Variant::Antichess, "bad fen").position,
+            read_game_fen(Variant::Antichess, "bad fen").position,
             Err(FenError::Malformed { .. })
         ));
     }
