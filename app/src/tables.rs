@@ -6,9 +6,6 @@ use shakmaty::{Board, Color, Position};
 
 use crate::{api::InstalledTables, components::stats::side_material, game::Game, variant::Variant};
 
-/// The most pieces a Syzygy table holds.
-pub const MAX_PIECES: usize = 7;
-
 /// The Syzygy table of a board's material, named as the files are: the
 /// stronger side first (more pieces, then more of each role from king to
 /// pawn), e.g. `KRPvKR`.
@@ -45,8 +42,8 @@ fn strength(side: &str) -> (usize, [usize; 6]) {
 pub enum UnknownReason {
     #[error("castling is still possible: the tables hold no positions with castling rights")]
     Castling,
-    #[error("{0} pieces: Syzygy tables hold at most {MAX_PIECES}")]
-    TooManyPieces(usize),
+    #[error("{pieces} pieces: Syzygy {variant} tables hold at most {}", variant.max_table_pieces())]
+    TooManyPieces { pieces: usize, variant: Variant },
     #[error("{0} not installed")]
     NotInstalled(String),
 }
@@ -57,8 +54,11 @@ pub fn unknown_reason(pos: &Game, installed: &InstalledTables) -> Option<Unknown
         return Some(UnknownReason::Castling);
     }
     let pieces = pos.board().occupied().count();
-    if pieces > MAX_PIECES {
-        return Some(UnknownReason::TooManyPieces(pieces));
+    if pieces > pos.variant().max_table_pieces() {
+        return Some(UnknownReason::TooManyPieces {
+            pieces,
+            variant: pos.variant(),
+        });
     }
     missing_table(pos, installed).map(UnknownReason::NotInstalled)
 }
@@ -181,6 +181,28 @@ mod tests {
             unknown_reason(&castling, &subset).is_some_and(|r| r.to_string().contains("castling")),
         );
         assert!(fetch_command(Variant::Standard, "KRPvKR").contains("--only KRPvKR"));
+    }
+
+    #[test]
+    fn too_many_pieces_is_counted_by_the_variants_own_limit() {
+        let none = installed(&[]);
+        // Seven pieces: within standard's 7-piece tables, beyond atomic's 6.
+        let seven = "4k3/8/8/8/8/8/PPPPP3/4K3 w - - 0 1";
+        let standard = parse_game_fen(Variant::Standard, seven).expect("legal");
+        assert_eq!(
+            unknown_reason(&standard, &none).map(|r| r.to_string()),
+            Some("KPPPPPvK not installed".to_string())
+        );
+        let atomic = parse_game_fen(Variant::Atomic, seven).expect("legal");
+        assert_eq!(
+            unknown_reason(&atomic, &none).map(|r| r.to_string()),
+            Some("7 pieces: Syzygy atomic tables hold at most 6".to_string())
+        );
+        let eight = parse_fen("4k3/8/8/8/8/8/PPPPPP2/4K3 w - - 0 1").expect("legal");
+        assert_eq!(
+            unknown_reason(&eight, &none).map(|r| r.to_string()),
+            Some("8 pieces: Syzygy standard tables hold at most 7".to_string())
+        );
     }
 
     #[test]

@@ -69,6 +69,17 @@ impl Variant {
         }
     }
 
+    /// The most pieces the variant's Syzygy tables hold: 7 in standard
+    /// chess, 6 for atomic and antichess (the generator's limit for them).
+    /// The page says so instead of "not installed" when a position is
+    /// beyond it, since no mirror has the table to fetch.
+    pub fn max_table_pieces(self) -> usize {
+        match self {
+            Variant::Standard => 7,
+            Variant::Atomic | Variant::Antichess => 6,
+        }
+    }
+
     /// shakmaty's rule set for this variant.
     pub fn rules(self) -> rules::Variant {
         match self {

@@ -8,9 +8,6 @@ use crate::{
     {game::parse_game_fen, variant::Variant},
 };
 
-/// The most pieces any Syzygy table holds.
-const MAX_PIECES: usize = 7;
-
 /// A position that passed the rules: its full FEN and its piece count.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
@@ -23,9 +20,10 @@ pub struct Candidate {
 pub fn check_rules(variant: Variant, text: &str) -> Result<Candidate, String> {
     let pos = parse_game_fen(variant, text).map_err(|err| err.to_string())?;
     let pieces = piece_count(&pos);
-    if pieces > MAX_PIECES {
+    let max = variant.max_table_pieces();
+    if pieces > max {
         return Err(format!(
-            "{pieces} pieces: more pieces than the tables hold (at most {MAX_PIECES})"
+            "{pieces} pieces: more pieces than the {variant} tables hold (at most {max})"
         ));
     }
     Ok(Candidate {
@@ -58,7 +56,7 @@ mod tests {
         let too_many = check_rules(Variant::Standard, "4k3/8/8/8/8/8/PPPPPPPP/4K3 w - - 0 1");
         assert_eq!(
             too_many,
-            Err("10 pieces: more pieces than the tables hold (at most 7)".to_string())
+            Err("10 pieces: more pieces than the standard tables hold (at most 7)".to_string())
         );
         let two_kings =
             check_rules(Variant::Standard, "k3k3/8/8/8/8/8/8/4K3 w - - 0 1").expect_err("illegal");
@@ -66,5 +64,12 @@ mod tests {
         let fine =
             check_rules(Variant::Standard, "4k3/8/8/8/8/8/8/1NB1K3 w - - 0 1").expect("legal");
         assert_eq!(fine.pieces, 4);
+        let atomic = check_rules(Variant::Atomic, "4k3/8/8/8/8/8/PPPPP3/4K3 w - - 0 1");
+        assert_eq!(
+            atomic,
+            Err("7 pieces: more pieces than the atomic tables hold (at most 6)".to_string())
+        );
+        let antichess = check_rules(Variant::Antichess, "4k3/8/8/8/8/8/PPP5/4K3 w - - 0 1");
+        assert_eq!(antichess.map(|c| c.pieces), Ok(5));
     }
 }
