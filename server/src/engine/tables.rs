@@ -5,7 +5,7 @@
 //! answers one request with an error instead of taking a thread down.
 
 use std::{
-    collections::{BTreeSet, HashMap},
+    collections::HashMap,
     io,
     panic::{AssertUnwindSafe, catch_unwind},
     path::{Path, PathBuf},
@@ -21,7 +21,6 @@ use shakmaty_syzygy::{Dtz, MaybeRounded, Syzygy, SyzygyError, Tablebase, filesys
 
 use super::{EngineError, TableSet};
 use crate::store::{
-    catalog,
     coverage::MissingChecksums,
     embedded::EmbeddedFilesystem,
     format::{file_name, variant_table_name},
@@ -111,23 +110,14 @@ pub struct Tables {
 /// A variant's published materials with both files loaded from any of its
 /// directories.
 fn installed(loaded: &[LoadedDirectory], variant: Variant) -> Vec<String> {
-    let catalog = catalog::of(variant);
-    let files: BTreeSet<&str> = loaded
+    let files = loaded
         .iter()
         .filter(|dir| dir.variant == variant)
-        .flat_map(|dir| dir.files.iter().map(String::as_str))
-        .collect();
-    let materials: BTreeSet<&str> = files
-        .iter()
-        .filter_map(|file| catalog.material_of(file))
-        .filter(|material| {
-            catalog
-                .files_of(material)
-                .iter()
-                .all(|f| files.contains(f.as_str()))
-        })
-        .collect();
-    materials.into_iter().map(str::to_string).collect()
+        .flat_map(|dir| dir.files.iter().map(String::as_str));
+    inventory::installed_materials(variant, files)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 impl Tables {

@@ -301,31 +301,48 @@ fn to_complete(catalog: &Catalog, intact: &BTreeMap<String, u64>) -> Vec<ToCompl
         .collect()
 }
 
+/// A variant's published materials (`KRvK`) with both their files among
+/// `files`: the tables a server that loaded those files can answer from.
+pub fn installed_materials<'a>(
+    variant: Variant,
+    files: impl IntoIterator<Item = &'a str>,
+) -> BTreeSet<&'static str> {
+    let files: BTreeSet<&str> = files.into_iter().collect();
+    let catalog = catalog::of(variant);
+    files
+        .iter()
+        .filter_map(|file| catalog.material_of(file))
+        .filter(|material| {
+            catalog
+                .files_of(material)
+                .iter()
+                .all(|f| files.contains(f.as_str()))
+        })
+        .collect()
+}
+
 /// A variant's installed tables per piece count among file names
 /// (`serve`'s start-up log): `(pieces, tables with both files, tables
 /// published)` for every piece count with at least one file present.
 pub fn completeness<'a>(
     variant: Variant,
-    files: impl IntoIterator<Item = &'a str>,
+    files: impl IntoIterator<Item = &'a str> + Clone,
 ) -> Vec<(usize, usize, usize)> {
-    let files: BTreeSet<&str> = files.into_iter().collect();
     let catalog = catalog::of(variant);
-    catalog
-        .piece_counts()
+    let installed = installed_materials(variant, files.clone());
+    let present: BTreeSet<usize> = files
         .into_iter()
-        .filter_map(|pieces| {
-            let mut any = false;
-            let mut complete = 0;
-            let mut published = 0;
-            for material in catalog.materials_with(pieces) {
-                published += 1;
-                let present = catalog
-                    .files_of(material)
-                    .map(|f| files.contains(f.as_str()));
-                any |= present.iter().any(|&p| p);
-                complete += usize::from(present.iter().all(|&p| p));
-            }
-            any.then_some((pieces, complete, published))
+        .filter(|file| catalog.material_of(file).is_some())
+        .map(catalog::piece_count)
+        .collect();
+    present
+        .into_iter()
+        .map(|pieces| {
+            let complete = installed
+                .iter()
+                .filter(|m| catalog::piece_count(m) == pieces)
+                .count();
+            (pieces, complete, catalog.materials_with(pieces).count())
         })
         .collect()
 }
