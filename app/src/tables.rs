@@ -119,14 +119,27 @@ pub fn fetch_command(variant: Variant, table: &str) -> String {
 }
 
 /// Public mirrors of a variant's tables up to a piece count, as the lichess
-/// mirror lays them out (README, "Atomic and antichess"); the larger sets
-/// are split into WDL and DTZ directories there, so they are left for the
-/// host to name.
+/// mirror lays them out (README, "Atomic and antichess"); every directory a
+/// table and its dependencies may lie in, since `tables fetch` asks the
+/// next `--from` for a file the first lacks. Standard 7-piece tables are
+/// split over many directories there, so they are left for the host to
+/// name.
 fn mirrors_for(variant: Variant, pieces: usize) -> &'static [&'static str] {
     match (variant, pieces) {
         (Variant::Standard, 0..=5) => &["https://tablebase.lichess.ovh/tables/standard/3-4-5"],
         (Variant::Atomic, 0..=5) => &["https://tablebase.lichess.ovh/tables/atomic/3-4-5/"],
+        (Variant::Atomic, 6) => &[
+            "https://tablebase.lichess.ovh/tables/atomic/6-wdl/",
+            "https://tablebase.lichess.ovh/tables/atomic/6-dtz/",
+            "https://tablebase.lichess.ovh/tables/atomic/3-4-5/",
+        ],
         (Variant::Antichess, 0..=5) => &[
+            "https://tablebase.lichess.ovh/tables/antichess/2-3-4-5-giveaway/",
+            "https://tablebase.lichess.ovh/tables/antichess/2-3-4-5-pawnless/",
+        ],
+        (Variant::Antichess, 6) => &[
+            "https://tablebase.lichess.ovh/tables/antichess/6-giveaway/",
+            "https://tablebase.lichess.ovh/tables/antichess/6-pawnless/",
             "https://tablebase.lichess.ovh/tables/antichess/2-3-4-5-giveaway/",
             "https://tablebase.lichess.ovh/tables/antichess/2-3-4-5-pawnless/",
         ],
@@ -240,5 +253,11 @@ mod tests {
         assert!(command.contains("antichess/2-3-4-5-pawnless/"), "{command}");
         let command = fetch_command(Variant::Standard, "KRPvKR");
         assert!(!command.contains("--variant"), "{command}");
+        // Six atomic pieces: the split 6-piece directories, and 3-4-5 for
+        // what their captures lead to.
+        let command = fetch_command(Variant::Atomic, "KQRvKQN");
+        for dir in ["atomic/6-wdl/", "atomic/6-dtz/", "atomic/3-4-5/"] {
+            assert!(command.contains(dir), "{command}");
+        }
     }
 }
