@@ -100,15 +100,15 @@ pub struct Tables {
     /// File name (e.g. `KQvK.rtbz`) → why it was not loaded. The suffixes
     /// tell the variants apart.
     rejected: HashMap<String, String>,
-    /// Per variant, published materials with both files loaded, sorted
+    /// Per variant, materials with both files loaded, sorted
     /// (e.g. `KRvK`).
     installed: HashMap<Variant, Vec<String>>,
     /// A digest of every loaded file's name and size, all variants.
     table_set: TableSet,
 }
 
-/// A variant's published materials with both files loaded from any of its
-/// directories.
+/// A variant's materials with both files loaded from any of its
+/// directories, sorted.
 fn installed(loaded: &[LoadedDirectory], variant: Variant) -> Vec<String> {
     let files = loaded
         .iter()
@@ -116,7 +116,6 @@ fn installed(loaded: &[LoadedDirectory], variant: Variant) -> Vec<String> {
         .flat_map(|dir| dir.files.iter().map(String::as_str));
     inventory::installed_materials(variant, files)
         .into_iter()
-        .map(str::to_string)
         .collect()
 }
 
@@ -183,8 +182,9 @@ impl Tables {
         Ok((tables, loaded))
     }
 
-    /// A variant's published tables whose two files were both loaded,
-    /// sorted by material (`KRvK`), for the page to say which are installed.
+    /// A variant's tables whose two files were both loaded, published or
+    /// beyond the shipped list, sorted by material (`KRvK`), for the page to
+    /// say which are installed.
     pub fn installed(&self, variant: Variant) -> &[String] {
         self.installed.get(&variant).map_or(&[], Vec::as_slice)
     }

@@ -66,9 +66,11 @@ fn installed_tables(engine: &Arc<Engine>, variant: Variant) -> InstalledTables {
         .piece_counts()
         .into_iter()
         .map(|pieces| {
+            // Of the published ones: tables beyond the shipped list are
+            // named in `tables` but not counted against it.
             let installed = tables
                 .iter()
-                .filter(|t| catalog::piece_count(t) == pieces)
+                .filter(|t| catalog::piece_count(t) == pieces && published.canonical(t).is_some())
                 .count();
             PieceCoverage {
                 pieces: u8::try_from(pieces).unwrap_or(u8::MAX),

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use super::{
     catalog::{self, Catalog, Published},
+    material,
     tier::build::progress_bar,
 };
 
@@ -301,23 +302,28 @@ fn to_complete(catalog: &Catalog, intact: &BTreeMap<String, u64>) -> Vec<ToCompl
         .collect()
 }
 
-/// A variant's published materials (`KRvK`) with both their files among
-/// `files`: the tables a server that loaded those files can answer from.
+/// A variant's materials (`KRvK`) with both their files among `files`:
+/// the tables a server that loaded those files can answer from. Published
+/// ones, and beyond what the shipped list covers (6-piece atomic, antichess
+/// with pawns) any material spelled as the tables spell it, so that a host
+/// with those tables sees them counted, not called missing.
 pub fn installed_materials<'a>(
     variant: Variant,
     files: impl IntoIterator<Item = &'a str>,
-) -> BTreeSet<&'static str> {
+) -> BTreeSet<String> {
     let files: BTreeSet<&str> = files.into_iter().collect();
     let catalog = catalog::of(variant);
     files
         .iter()
-        .filter_map(|file| catalog.material_of(file))
+        .filter_map(|file| file.split_once('.').map(|(material, _)| material))
+        .filter(|material| material::is_material(material))
         .filter(|material| {
             catalog
                 .files_of(material)
                 .iter()
                 .all(|f| files.contains(f.as_str()))
         })
+        .map(str::to_string)
         .collect()
 }
 
@@ -340,9 +346,38 @@ pub fn completeness<'a>(
         .map(|pieces| {
             let complete = installed
                 .iter()
-                .filter(|m| catalog::piece_count(m) == pieces)
+                .filter(|m| catalog::piece_count(m) == pieces && catalog.canonical(m).is_some())
                 .count();
             (pieces, complete, catalog.materials_with(pieces).count())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn installed_tables_include_those_beyond_the_shipped_list() {
+        // Atomic: the shipped list stops at 5 pieces; a host's 6-piece table
+        // with both files is installed, one with a single file is not, and
+        // a stray file is no table.
+        let files = [
+            "KQvK.atbw",
+            "KQvK.atbz",
+            "KQRvKQN.atbw",
+            "KQRvKQN.atbz",
+            "KRRvKQN.atbw",
+            "notes.atbw",
+            "notes.atbz",
+            "KQvK.rtbw",
+        ];
+        let installed = installed_materials(Variant::Atomic, files);
+        assert_eq!(
+            installed.into_iter().collect::<Vec<_>>(),
+            ["KQRvKQN", "KQvK"]
+        );
+        // The start-up log counts only published tables against the list.
+        assert_eq!(completeness(Variant::Atomic, files), [(3, 1, 5)]);
+    }
 }

@@ -35,6 +35,16 @@ pub fn sorted_side(side: &str) -> Option<String> {
     Some(ranks.iter().map(|&r| &ORDER[r..=r]).collect())
 }
 
+/// Whether `name` is spelled as table files name a material: two sides
+/// (`KRP`, `KR`) of pieces in table order, joined by `v`.
+pub fn is_material(name: &str) -> bool {
+    name.split_once('v').is_some_and(|(a, b)| {
+        [a, b]
+            .iter()
+            .all(|side| !side.is_empty() && sorted_side(side).as_deref() == Some(*side))
+    })
+}
+
 /// The materials one capture or one promotion away from `material` under
 /// the variant's rules, spelled as they come (not necessarily as
 /// published; some, such as `KvK` or a side with nothing left, have no
@@ -194,6 +204,16 @@ mod tests {
             successors_of(Variant::Antichess, "KBvK"),
             set(&["KvB", "KvK", "KBv"])
         );
+    }
+
+    #[test]
+    fn tells_material_names_from_other_file_stems() {
+        for name in ["KvK", "KRPvKR", "KQRvKQN", "KBNvK"] {
+            assert!(is_material(name), "{name}");
+        }
+        for name in ["KRPKR", "KPRvKR", "vK", "Kv", "KXvK", "README"] {
+            assert!(!is_material(name), "{name}");
+        }
     }
 
     #[test]
