@@ -1,7 +1,7 @@
 //! `GET /{variant}` and `GET /{variant}/mainline` for standard, atomic and
 //! antichess, as the lichess tablebase API.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, sync::Arc};
 
 use app::{
     position::FenError,
@@ -48,15 +48,10 @@ pub async fn probe(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let pos = position(variant, &query)?;
-    let validator = validator(&state, variant.api_path(), &pos, &headers);
-    if validator.matches(&headers) {
-        return Ok(validator.not_modified());
-    }
-    let (answer, reads) = metrics::counting_reads(state.engine.probe(pos)).await;
-    let mut response = negotiate(&headers, answer?.as_ref());
-    response.headers_mut().insert(metrics::PROBE_READS, reads);
-    validator.stamp(response.headers_mut());
-    Ok(response)
+    respond(&state, variant.api_path(), pos, &headers, |pos| {
+        state.engine.probe(pos)
+    })
+    .await
 }
 
 pub async fn mainline(
@@ -66,12 +61,32 @@ pub async fn mainline(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let pos = position(variant, &query)?;
-    let validator = validator(&state, variant.mainline_path(), &pos, &headers);
-    if validator.matches(&headers) {
+    respond(&state, variant.mainline_path(), pos, &headers, |pos| {
+        state.engine.mainline(pos)
+    })
+    .await
+}
+
+/// A route's answer for a position: 304 when the client's copy is still
+/// the answer (before probing), else the answer in the format asked for,
+/// with the number of table reads it took.
+async fn respond<T, F>(
+    state: &AppState,
+    route: &str,
+    pos: VariantPosition,
+    headers: &HeaderMap,
+    answer: impl FnOnce(VariantPosition) -> F,
+) -> Result<Response, HttpError>
+where
+    T: Serialize,
+    F: Future<Output = Result<Arc<T>, EngineError>>,
+{
+    let validator = validator(state, route, &pos, headers);
+    if validator.matches(headers) {
         return Ok(validator.not_modified());
     }
-    let (answer, reads) = metrics::counting_reads(state.engine.mainline(pos)).await;
-    let mut response = negotiate(&headers, answer?.as_ref());
+    let (answer, reads) = metrics::counting_reads(answer(pos)).await;
+    let mut response = negotiate(headers, answer?.as_ref());
     response.headers_mut().insert(metrics::PROBE_READS, reads);
     validator.stamp(response.headers_mut());
     Ok(response)
