@@ -57,7 +57,7 @@ fn render_table_set(out: &mut Exposition, state: &AppState) {
     );
     out.family(
         "zugzwang_tables_installed",
-        "Published tables with both files loaded, per variant (as GET /tables?variant= lists them).",
+        "Tables with both files loaded, per variant (as GET /tables?variant= lists them).",
         Kind::Gauge,
     );
     for variant in Variant::ALL {
