@@ -11,17 +11,20 @@
 # e.g. hot-ab.sh /var/tmp/ab before=/var/tmp/zz-bd83c3e \
 #        pool=target/release/zugzwang:--pool-only-probes after=target/release/zugzwang
 #
-# Settings (environment): ROUNDS (3), TABLES, LOG, CLIENTS (12),
-# REQUESTS (20000), PORT (3111), CACHE_MB (0: every request is probed;
-# given as --cache-entries to binaries that predate --cache-mb),
-# NICE (-10). Prints one Markdown row per run and writes them to
-# OUT_DIR/rows.md.
+# Settings (environment): ROUNDS (3), TABLES, LOG, WARM_LOG (the log of
+# the unmeasured pass, default LOG: give another part of the workload so
+# that the measured requests are not answers the process already keeps,
+# e.g. in the probe memo), CLIENTS (12), REQUESTS (20000), PORT (3111),
+# CACHE_MB (0: every request is probed; given as --cache-entries to
+# binaries that predate --cache-mb), NICE (-10). Prints one Markdown row
+# per run and writes them to OUT_DIR/rows.md.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 TABLES="${TABLES:-$repo/../shared/syzygy/standard}"
 LOG="${LOG:-$repo/../shared/workloads/explore-345.txt}"
+WARM_LOG="${WARM_LOG:-$LOG}"
 ROUNDS="${ROUNDS:-3}"
 CLIENTS="${CLIENTS:-12}"
 REQUESTS="${REQUESTS:-20000}"
@@ -30,7 +33,7 @@ CACHE_MB="${CACHE_MB:-0}"
 NICE="${NICE:--10}"
 
 [[ $# -ge 2 ]] || {
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 out="$1"
@@ -53,15 +56,15 @@ run() { # round label binary flags
     (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
     sleep 0.1
   done
-  replay() {
+  replay() { # name log
     nice -n "$NICE" "$binary" bench replay --endpoint "http://127.0.0.1:$PORT/standard" \
-      --log "$LOG" --clients "$CLIENTS" --max-requests "$REQUESTS" --warmup 0 \
+      --log "$2" --clients "$CLIENTS" --max-requests "$REQUESTS" --warmup 0 \
       --out "$out/$label-$round-$1.tsv" --label "$label" 2>/dev/null
   }
-  replay warm >/dev/null
+  replay warm "$WARM_LOG" >/dev/null
   local before after summary
   before="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
-  summary="$(replay measured | grep '^|' | tail -1)"
+  summary="$(replay measured "$LOG" | grep '^|' | tail -1)"
   after="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
   kill "$pid"
   wait "$pid" 2>/dev/null || true

@@ -18,10 +18,13 @@ use server::{
 };
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
+/// No response cache and no probe memo: a request asked again probes again,
+/// which is what these tests watch.
 fn config(sequential_probes: bool) -> EngineConfig {
     EngineConfig {
         tables: vec![common::embedded_tables_dir()],
         cache_bytes: 0,
+        memo_bytes: 0,
         sequential_probes,
         ..EngineConfig::default()
     }
@@ -91,6 +94,7 @@ async fn probes_whose_reads_are_in_the_page_cache_stay_on_the_async_worker() {
 async fn probes_of_the_embedded_tables_never_leave_the_async_worker() {
     let engine = Engine::open(&EngineConfig {
         cache_bytes: 0,
+        memo_bytes: 0,
         ..EngineConfig::default()
     })
     .expect("embedded tables load");

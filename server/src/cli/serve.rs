@@ -34,6 +34,12 @@ pub struct ServeArgs {
     /// size (0: none kept; identical requests in flight are still computed once).
     #[arg(long, default_value_t = 64, value_name = "MB")]
     pub cache_mb: u64,
+    /// Megabytes of recent positions' probe results kept for later requests
+    /// (about 80 bytes a position; 0: none kept). An explorer's requests
+    /// probe many positions an earlier request probed: its position was one
+    /// of the moves of the request before.
+    #[arg(long, default_value_t = 32, value_name = "MB")]
+    pub probe_memo_mb: u64,
     /// Requests allowed in progress at once; more are refused with 503 and Retry-After.
     #[arg(long, default_value_t = 512)]
     pub max_pending: usize,
@@ -187,6 +193,7 @@ fn descriptor_budget(args: &ServeArgs) -> DescriptorBudget {
 fn open_engine(args: &ServeArgs, budget: &DescriptorBudget) -> Result<Engine, LoadError> {
     let mut config = EngineConfig {
         cache_bytes: args.cache_mb.saturating_mul(1 << 20),
+        memo_bytes: args.probe_memo_mb.saturating_mul(1 << 20),
         max_pending: args.max_pending,
         ..args.tables.engine_config()
     };

@@ -9,6 +9,7 @@ pub mod mainline;
 pub mod order;
 pub mod pool;
 pub mod probe;
+pub mod probe_memo;
 pub mod table_set;
 pub mod tables;
 
@@ -28,6 +29,7 @@ use pool::ProbePool;
 pub use answer_cache::{AnswerCache, CacheStats};
 pub use error::EngineError;
 pub use load_shedding::LoadShedding;
+pub use probe_memo::{MemoStats, ProbeMemo};
 pub use table_set::TableSet;
 pub use tables::{LoadError, LoadedDirectory, TableDirs, TableDirsByVariant, Tables};
 
@@ -56,6 +58,9 @@ pub struct EngineConfig {
     pub max_pending: usize,
     /// Bytes of answers kept in the response cache (0: none kept).
     pub cache_bytes: u64,
+    /// Bytes of recent positions' probe results kept for later requests
+    /// (0: none kept).
+    pub memo_bytes: u64,
     /// Probe a request's positions one after another instead of together
     /// (to measure what the parallel probes buy).
     pub sequential_probes: bool,
@@ -76,6 +81,7 @@ impl Default for EngineConfig {
             probe_threads: 16,
             max_pending: 512,
             cache_bytes: 64 << 20,
+            memo_bytes: 32 << 20,
             sequential_probes: false,
             inline_probes: true,
         }
@@ -90,6 +96,7 @@ pub struct Engine {
     max_pending: usize,
     shedding: LoadShedding,
     cache: AnswerCache,
+    memo: ProbeMemo,
     directories: Vec<LoadedDirectory>,
 }
 
@@ -167,6 +174,7 @@ impl Engine {
             max_pending: config.max_pending.max(1),
             shedding: LoadShedding::new(),
             cache: AnswerCache::new(config.cache_bytes),
+            memo: ProbeMemo::new(config.memo_bytes),
             directories,
         })
     }
@@ -218,7 +226,9 @@ impl Engine {
         }
         let _pending = self.admit()?;
         let key = pos.clone();
-        self.cache.probe(&key, probe::answer(&self.pool, pos)).await
+        self.cache
+            .probe(&key, probe::answer(&self.pool, &self.memo, pos))
+            .await
     }
 
     /// The DTZ-optimal line from a position (`GET /{variant}/mainline`).
@@ -254,6 +264,11 @@ impl Engine {
     pub async fn cache_stats(&self) -> CacheStats {
         self.cache.settle().await;
         self.cache.stats()
+    }
+
+    /// How probes met the memo of recent positions.
+    pub fn memo_stats(&self) -> MemoStats {
+        self.memo.stats()
     }
 
     /// Probes answered on the async workers and probes sent to the blocking

@@ -15,6 +15,7 @@ use super::{
     EngineError, Tables,
     order::{self, RankedMove},
     pool::ProbePool,
+    probe_memo::{Key, ProbeMemo},
 };
 
 /// What the tables and the rules say about one position, before the
@@ -126,6 +127,7 @@ impl Probed {
 /// `--sequential-probes`, to measure what that buys).
 pub async fn answer(
     pool: &ProbePool,
+    memo: &ProbeMemo,
     pos: VariantPosition,
 ) -> Result<TablebaseAnswer, EngineError> {
     let halfmoves = pos.halfmoves();
@@ -139,7 +141,7 @@ pub async fn answer(
         played.push((m, info));
     }
 
-    let mut probed = probe_all(pool, positions).await?.into_iter();
+    let mut probed = probe_all(pool, memo, positions).await?.into_iter();
     let root = probed
         .next()
         .ok_or_else(|| EngineError::Internal("the root position was not probed".into()))?;
@@ -166,25 +168,40 @@ pub async fn answer(
     })
 }
 
-/// Probes positions, answers in the order given: first each on the async
-/// worker with reads that refuse to wait, then those that needed a disk on
-/// the pool, together.
+/// Probes positions, answers in the order given: those the memo has from
+/// earlier requests first, then each of the rest on the async worker with
+/// reads that refuse to wait, then those that needed a disk on the pool,
+/// together.
 async fn probe_all(
     pool: &ProbePool,
+    memo: &ProbeMemo,
     positions: Vec<VariantPosition>,
 ) -> Result<Vec<Probed>, EngineError> {
-    let mut answers: Vec<Option<Probed>> = vec![None; positions.len()];
+    let keys: Vec<Key> = positions.iter().map(Key::of).collect();
+    let mut answers: Vec<Option<Probed>> = positions
+        .iter()
+        .zip(&keys)
+        .map(|(pos, key)| memo.get(*key, pos.halfmoves()))
+        .collect();
     let mut waiting = Vec::new();
     for (i, pos) in positions.iter().enumerate() {
+        if answers[i].is_some() {
+            continue;
+        }
         // A 200-move position is a millisecond of probes: let other tasks in.
         tokio::task::consume_budget().await;
         match pool.try_inline(|tables| probe_position(tables, pos)) {
-            Some(probed) => answers[i] = Some(probed?),
+            Some(probed) => {
+                let probed = probed?;
+                memo.insert(keys[i], probed);
+                answers[i] = Some(probed);
+            }
             None => waiting.push(i),
         }
     }
     if !waiting.is_empty() {
         for (i, probed) in probe_on_pool(pool, positions, waiting).await? {
+            memo.insert(keys[i], probed);
             answers[i] = Some(probed);
         }
     }

@@ -14,7 +14,11 @@ use super::{
     AppState,
     exposition::{Exposition, Kind},
 };
-use crate::{engine::CacheStats, service::process_health::ProcessHealth, store::metrics};
+use crate::{
+    engine::{CacheStats, MemoStats},
+    service::process_health::ProcessHealth,
+    store::metrics,
+};
 
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut out = Exposition::after(metrics::global().render());
@@ -22,6 +26,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     state.requests.render(&mut out);
     render_load(&mut out, &state);
     render_cache(&mut out, state.engine.cache_stats().await);
+    render_memo(&mut out, state.engine.memo_stats());
     render_process(&mut out, ProcessHealth::sample());
     (
         [(
@@ -146,6 +151,31 @@ fn render_cache(out: &mut Exposition, stats: CacheStats) {
         "zugzwang_response_cache_capacity_bytes",
         "The response cache's bound in bytes (--cache-mb).",
         stats.capacity_bytes,
+    );
+}
+
+/// How a request's probes met the memo of positions earlier requests
+/// probed (`--probe-memo-mb`).
+fn render_memo(out: &mut Exposition, stats: MemoStats) {
+    out.counter(
+        "zugzwang_probe_memo_hits_total",
+        "Positions answered from what an earlier request's probe found.",
+        stats.hits,
+    );
+    out.counter(
+        "zugzwang_probe_memo_misses_total",
+        "Positions probed in the tables (not in the memo).",
+        stats.misses,
+    );
+    out.gauge(
+        "zugzwang_probe_memo_entries",
+        "Positions held in the probe memo.",
+        stats.entries,
+    );
+    out.gauge(
+        "zugzwang_probe_memo_capacity_entries",
+        "The most positions the probe memo holds (--probe-memo-mb).",
+        stats.capacity_entries,
     );
 }
 
