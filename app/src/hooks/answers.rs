@@ -56,6 +56,15 @@ impl Answers {
             .flatten()
     }
 
+    /// Reads the answer for a FEN in place, if this tab has seen it: an
+    /// answer holds every move, too much to clone for one field.
+    pub fn read<T>(self, fen: &str, read: impl FnOnce(&TablebaseAnswer) -> T) -> Option<T> {
+        let key = self.key(fen.to_string());
+        self.seen
+            .try_with_value(|map| map.get(&key).map(read))
+            .flatten()
+    }
+
     /// Asks for a position's answer before the page shows it (a move
     /// hovered, or clicked: the request leaves before the navigation's
     /// work); nothing when it is known or asked for already, or the page is gone.
