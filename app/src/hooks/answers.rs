@@ -50,10 +50,7 @@ impl Answers {
 
     /// The answer for a FEN if this tab has seen it.
     pub fn get(self, fen: &str) -> Option<TablebaseAnswer> {
-        let key = self.key(fen.to_string());
-        self.seen
-            .try_with_value(|map| map.get(&key).cloned())
-            .flatten()
+        self.read(fen, TablebaseAnswer::clone)
     }
 
     /// Reads the answer for a FEN in place, if this tab has seen it: an
