@@ -145,16 +145,18 @@ fn line_pgn(line: &Line, answers: Answers) -> String {
 /// The DTZ of the position a move leads to: from that position's answer,
 /// or from the move's entry in the answer before it.
 fn dtz_after(answers: Answers, before: &str, ply: &crate::hooks::history::Ply) -> Option<i32> {
-    if let Some(answer) = answers.get(&ply.fen) {
-        return answer.pos.dtz;
+    if let Some(dtz) = answers.read(&ply.fen, |answer| answer.pos.dtz) {
+        return dtz;
     }
     answers
-        .get(before)?
-        .moves
-        .into_iter()
-        .find(|m| m.uci == ply.uci)?
-        .pos
-        .dtz
+        .read(before, |answer| {
+            answer
+                .moves
+                .iter()
+                .find(|m| m.uci == ply.uci)
+                .and_then(|m| m.pos.dtz)
+        })
+        .flatten()
 }
 
 /// Puts text on the clipboard; false when the browser refuses (the

@@ -50,9 +50,15 @@ impl Answers {
 
     /// The answer for a FEN if this tab has seen it.
     pub fn get(self, fen: &str) -> Option<TablebaseAnswer> {
+        self.read(fen, TablebaseAnswer::clone)
+    }
+
+    /// Reads the answer for a FEN in place, if this tab has seen it: an
+    /// answer holds every move, too much to clone for one field.
+    pub fn read<T>(self, fen: &str, read: impl FnOnce(&TablebaseAnswer) -> T) -> Option<T> {
         let key = self.key(fen.to_string());
         self.seen
-            .try_with_value(|map| map.get(&key).cloned())
+            .try_with_value(|map| map.get(&key).map(read))
             .flatten()
     }
 
