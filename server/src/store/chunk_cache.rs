@@ -158,13 +158,18 @@ impl Shard {
     }
 
     /// Drops the first chunk the hand finds unread since its last pass,
-    /// giving read ones a second chance; the bytes freed (0: empty).
-    fn evict_one(&mut self) -> usize {
-        while let Some(key) = self.hand.pop_front() {
+    /// giving read ones a second chance, and never `new`, the chunk just
+    /// kept (it has had no chance to be read); the bytes freed (0: none).
+    fn evict_one(&mut self, new: Key) -> usize {
+        // A key is passed at most twice: once to clear its bit, once to drop it.
+        for _ in 0..2 * self.hand.len() {
+            let Some(key) = self.hand.pop_front() else {
+                break;
+            };
             let Some(kept) = self.chunks.get(&key) else {
                 continue;
             };
-            if kept.used.swap(false, Relaxed) {
+            if key == new || kept.used.swap(false, Relaxed) {
                 self.hand.push_back(key);
                 continue;
             }
@@ -274,12 +279,13 @@ impl ChunkCache {
         if bytes.len() + ENTRY_OVERHEAD > self.shard_capacity {
             return;
         }
-        let mut shard = self.write(Self::shard_of((file, chunk)));
-        let (added, removed) = shard.put((file, chunk), bytes.into());
+        let key = (file, chunk);
+        let mut shard = self.write(Self::shard_of(key));
+        let (added, removed) = shard.put(key, bytes.into());
         self.figures.add_bytes(added);
         self.figures.remove_bytes(removed);
         while shard.bytes > self.shard_capacity {
-            let freed = shard.evict_one();
+            let freed = shard.evict_one(key);
             if freed == 0 {
                 break;
             }
