@@ -5,6 +5,12 @@
 use serde::{Deserialize, Serialize};
 use shakmaty::{CastlingMode, Move, Position, san::SanPlus};
 
+/// The longest UCI move: a promotion (`e7e8q`).
+const MAX_UCI: usize = 5;
+/// The longest SAN move: a capture with a full square, or a promotion
+/// capture, with check or mate (`Qa1xb2+`, `exd8=Q#`).
+const MAX_SAN: usize = 7;
+
 /// Outcome of a position for the side to move, with the 50-move rule counted.
 ///
 /// The order of the variants is the order in which a player prefers to *leave*
@@ -137,8 +143,14 @@ impl MoveInfo {
     /// whose rules decide the SAN (explosions, antichess king promotions).
     pub fn play<P: Position + Clone>(pos: &P, m: Move) -> (MoveInfo, P) {
         let mut after = pos.clone();
-        let uci = m.to_uci(CastlingMode::Standard).to_string();
-        let san = SanPlus::from_move_and_play_unchecked(&mut after, m).to_string();
+        // Sized once: `to_string` grows a string from nothing, and those
+        // regrowths were a third of glibc's `_int_malloc` samples in a hot
+        // profile of the server (server/docs/benchmarks.md, "Probing without
+        // a hand-off").
+        let mut uci = String::with_capacity(MAX_UCI);
+        m.to_uci(CastlingMode::Standard).append_to_string(&mut uci);
+        let mut san = String::with_capacity(MAX_SAN);
+        SanPlus::from_move_and_play_unchecked(&mut after, m).append_to_string(&mut san);
         let info = MoveInfo {
             uci,
             san,

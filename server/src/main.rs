@@ -10,6 +10,13 @@ use server::{
 /// long before the process exits without them.
 const EXIT_GRACE: Duration = Duration::from_secs(1);
 
+/// A hot request allocates a few hundred small strings and vectors, and in
+/// glibc's malloc and free they took a tenth of its CPU; mimalloc's
+/// thread-local free lists take less (server/docs/benchmarks.md, "Probing
+/// without a hand-off").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(

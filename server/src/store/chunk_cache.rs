@@ -12,7 +12,7 @@
 //!
 //! This is the fast tier's idea (`store::tier`) with RAM as the fast
 //! storage, and needs no build step: the index is learnt as it is read, in
-//! chunks of [`CHUNK`] bytes, the least recently used dropped beyond a byte
+//! chunks of [`CHUNK`] bytes, those unread for longest dropped beyond a byte
 //! budget (`serve --index-cache-mb`, by default sized from MemAvailable at
 //! start).
 //!
@@ -30,17 +30,18 @@
 //! come from the layers below unchanged, naming their table.
 
 use std::{
+    collections::VecDeque,
     fmt::Write as _,
     io,
     path::{Path, PathBuf},
     sync::{
-        Arc, Mutex, MutexGuard,
-        atomic::{AtomicU64, Ordering::Relaxed},
+        Arc, RwLock, RwLockReadGuard, RwLockWriteGuard,
+        atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
     },
     time::Duration,
 };
 
-use lru::LruCache;
+use hashbrown::HashMap;
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 use super::{
@@ -112,15 +113,80 @@ pub static INDEX: Figures = Figures::new(
 /// The data cache's figures.
 pub static DATA: Figures = Figures::new("data", "table data blocks", "--data-cache-mb");
 
+/// One shard: chunks by key, and the order the clock hand visits them in.
+///
+/// Hits take a read lock and set an access bit; only inserts write. Most
+/// lookups hit (the index cache almost never evicts, and ~200 index and ~85
+/// data lookups make one request): a least-recently-used list reordered on
+/// every hit, under an exclusive lock, was 4 % of a hot request's CPU
+/// (server/docs/benchmarks.md, "Probing without a hand-off"). The clock
+/// (second chance) keeps what is used as LRU does: an entry read since the
+/// hand last passed it stays one more round.
+#[derive(Default)]
 struct Shard {
-    chunks: LruCache<Key, Box<[u8]>>,
+    chunks: HashMap<Key, Kept>,
+    /// Every key of `chunks` once, oldest first: the clock's dial.
+    hand: VecDeque<Key>,
     /// Bytes held, overhead included.
     bytes: usize,
 }
 
+struct Kept {
+    bytes: Box<[u8]>,
+    /// Read since the clock hand last passed.
+    used: AtomicBool,
+}
+
+impl Shard {
+    /// Keeps `bytes` under `key` (replacing what it held); the change in
+    /// bytes held, overhead included, as (added, removed).
+    fn put(&mut self, key: Key, bytes: Box<[u8]>) -> (usize, usize) {
+        let added = bytes.len() + ENTRY_OVERHEAD;
+        let kept = Kept {
+            bytes,
+            used: AtomicBool::new(false),
+        };
+        let removed = match self.chunks.insert(key, kept) {
+            Some(old) => old.bytes.len() + ENTRY_OVERHEAD,
+            None => {
+                self.hand.push_back(key);
+                0
+            }
+        };
+        self.bytes = self.bytes + added - removed;
+        (added, removed)
+    }
+
+    /// Drops the first chunk the hand finds unread since its last pass,
+    /// giving read ones a second chance, and never `new`, the chunk just
+    /// kept (it has had no chance to be read); the bytes freed (0: none).
+    fn evict_one(&mut self, new: Key) -> usize {
+        // A key is passed at most twice: once to clear its bit, once to drop it.
+        for _ in 0..2 * self.hand.len() {
+            let Some(key) = self.hand.pop_front() else {
+                break;
+            };
+            let Some(kept) = self.chunks.get(&key) else {
+                continue;
+            };
+            if key == new || kept.used.swap(false, Relaxed) {
+                self.hand.push_back(key);
+                continue;
+            }
+            let Some(dropped) = self.chunks.remove(&key) else {
+                continue;
+            };
+            let freed = dropped.bytes.len() + ENTRY_OVERHEAD;
+            self.bytes -= freed;
+            return freed;
+        }
+        0
+    }
+}
+
 /// Chunks of table files, within a byte budget.
 pub struct ChunkCache {
-    shards: Box<[Mutex<Shard>]>,
+    shards: Box<[RwLock<Shard>]>,
     shard_capacity: usize,
     figures: &'static Figures,
 }
@@ -140,14 +206,7 @@ impl ChunkCache {
         figures.capacity.store(capacity as u64, Relaxed);
         ChunkCache {
             figures,
-            shards: (0..SHARDS)
-                .map(|_| {
-                    Mutex::new(Shard {
-                        chunks: LruCache::unbounded(),
-                        bytes: 0,
-                    })
-                })
-                .collect(),
+            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             shard_capacity: capacity / SHARDS,
         }
     }
@@ -158,15 +217,21 @@ impl ChunkCache {
 
     /// Bytes held now, overhead included.
     pub fn bytes(&self) -> usize {
-        (0..SHARDS).map(|i| self.lock(i).bytes).sum()
+        (0..SHARDS).map(|i| self.read(i).bytes).sum()
     }
 
     fn keeps_anything(&self) -> bool {
         self.shard_capacity >= CHUNK as usize + ENTRY_OVERHEAD
     }
 
-    fn lock(&self, shard: usize) -> MutexGuard<'_, Shard> {
-        self.shards[shard].lock().unwrap_or_else(|p| p.into_inner())
+    fn read(&self, shard: usize) -> RwLockReadGuard<'_, Shard> {
+        self.shards[shard].read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self, shard: usize) -> RwLockWriteGuard<'_, Shard> {
+        self.shards[shard]
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     fn shard_of((file, chunk): Key) -> usize {
@@ -184,11 +249,16 @@ impl ChunkCache {
         while !out.is_empty() {
             let key = (file, at / CHUNK);
             let from = (at % CHUNK) as usize;
-            let mut shard = self.lock(Self::shard_of(key));
-            let Some(chunk) = shard.chunks.get(&key) else {
+            let shard = self.read(Self::shard_of(key));
+            let Some(kept) = shard.chunks.get(&key) else {
                 return false;
             };
-            let Some(held) = chunk.get(from..) else {
+            // Written only when it changes: a hit then leaves the cache
+            // line shared between the cores.
+            if !kept.used.load(Relaxed) {
+                kept.used.store(true, Relaxed);
+            }
+            let Some(held) = kept.bytes.get(from..) else {
                 return false;
             };
             let n = held.len().min(out.len());
@@ -204,36 +274,23 @@ impl ChunkCache {
     }
 
     /// Keeps chunk `chunk` of `file` (shorter than [`CHUNK`] only at the
-    /// end of the file), dropping the least recently used beyond the budget.
+    /// end of the file), dropping chunks unread for longest beyond the budget.
     pub fn insert(&self, file: u64, chunk: u64, bytes: &[u8]) {
-        let cost = bytes.len() + ENTRY_OVERHEAD;
-        if cost > self.shard_capacity {
+        if bytes.len() + ENTRY_OVERHEAD > self.shard_capacity {
             return;
         }
         let key = (file, chunk);
-        let mut shard = self.lock(Self::shard_of(key));
-        let Shard {
-            chunks,
-            bytes: held,
-        } = &mut *shard;
-        if let Some(old) = chunks.put(key, bytes.into()) {
-            *held -= self.forget(&old);
-        }
-        *held += cost;
-        self.figures.add_bytes(cost);
-        while *held > self.shard_capacity {
-            let Some((_, dropped)) = chunks.pop_lru() else {
+        let mut shard = self.write(Self::shard_of(key));
+        let (added, removed) = shard.put(key, bytes.into());
+        self.figures.add_bytes(added);
+        self.figures.remove_bytes(removed);
+        while shard.bytes > self.shard_capacity {
+            let freed = shard.evict_one(key);
+            if freed == 0 {
                 break;
-            };
-            *held -= self.forget(&dropped);
+            }
+            self.figures.remove_bytes(freed);
         }
-    }
-
-    /// Takes a chunk that left the cache off the figures; what it cost.
-    fn forget(&self, chunk: &[u8]) -> usize {
-        let cost = chunk.len() + ENTRY_OVERHEAD;
-        self.figures.remove_bytes(cost);
-        cost
     }
 }
 
@@ -635,6 +692,26 @@ mod tests {
         assert_eq!(out, [7; 8]);
         assert!(!cache.copy(2, 100, &mut out), "the unused chunk was kept");
         assert!(cache.bytes() > capacity / 2, "the cache holds too little");
+    }
+
+    #[test]
+    fn a_cache_whose_every_chunk_is_in_use_still_makes_room() {
+        // One chunk per shard, every chunk read before the next comes: the
+        // clock hand must clear the access bits and drop one anyway.
+        let capacity = SHARDS * (CHUNK as usize + ENTRY_OVERHEAD);
+        let cache = ChunkCache::for_data(capacity);
+        let mut out = [0u8; 8];
+        for i in 0..500u64 {
+            cache.insert(9, i, &vec![(i % 251) as u8; CHUNK as usize]);
+            assert!(cache.copy(9, i * CHUNK, &mut out), "{i} was not kept");
+            assert_eq!(out, [(i % 251) as u8; 8]);
+            assert!(cache.bytes() <= capacity, "over budget at {i}");
+        }
+        let kept = (0..500)
+            .filter(|&i| cache.copy(9, i * CHUNK, &mut out))
+            .count();
+        assert!(kept <= SHARDS, "{kept} chunks kept in room for {SHARDS}");
+        assert!(kept > 0, "nothing kept");
     }
 
     #[test]
