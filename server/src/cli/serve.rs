@@ -35,7 +35,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 64, value_name = "MB")]
     pub cache_mb: u64,
     /// Megabytes of recent positions' probe results kept for later requests
-    /// (about 80 bytes a position; 0: none kept). An explorer's requests
+    /// (about 100 bytes a position; 0: none kept). An explorer's requests
     /// probe many positions an earlier request probed: its position was one
     /// of the moves of the request before.
     #[arg(long, default_value_t = 32, value_name = "MB")]

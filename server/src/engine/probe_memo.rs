@@ -39,8 +39,9 @@ impl Key {
     }
 }
 
-/// What an entry costs: key, value and the cache's own bookkeeping.
-const ENTRY_BYTES: u64 = 80;
+/// What an entry costs: key, value and the cache's own bookkeeping
+/// (measured: 25 MB of resident memory for 256,000 positions).
+const ENTRY_BYTES: u64 = 96;
 
 /// A bounded memo of probed positions (`serve --probe-memo-mb`).
 pub struct ProbeMemo {
