@@ -1,6 +1,9 @@
-//! The probe engine: answers for a position and all its moves, probed in
-//! parallel on a bounded pool of blocking threads, with identical requests
-//! coalesced and recent answers cached.
+//! The probe engine: answers for a position and all its moves, with
+//! identical requests coalesced and recent answers cached. A request's
+//! positions come from the probe memo when an earlier request probed them,
+//! else are probed on the async worker while their reads are in memory, and
+//! those that must wait for a disk go to a bounded pool of blocking
+//! threads together.
 
 pub mod answer_cache;
 pub mod error;
