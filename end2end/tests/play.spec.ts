@@ -158,6 +158,58 @@ test('while the new answer loads, the previous list stays, greyed', async ({ pag
   await expectListMatchesApi(page, await apiAnswer(request, next));
 });
 
+test('a move clicked in the list is shown with its answer, or after a moment without it', async ({ page, request }) => {
+  // The page's timers run only when the test says: the moment is the page's.
+  await page.clock.install();
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  await page.clock.pauseAt(Date.now() + 60_000);
+  // The answer is held back until the test lets it go.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route(
+    (url) => url.pathname === '/standard',
+    async (route) => {
+      await held;
+      await route.continue();
+    },
+  );
+  await page.locator('.move-list a.move[data-san="Rh7"]').click();
+  // Waiting for the answer, the board stays (a second of real time, none of the page's)...
+  await page.waitForTimeout(1000);
+  expect(fenOfUrl(page.url())).toBe(KRvK);
+  expect((await boardPieces(page))['h1']).toBe('wR');
+  // ...for a moment only: then it moves, and the old list stays, marked pending.
+  await page.clock.runFor(100);
+  const next = '4k3/7R/8/8/8/8/8/4K3 b - - 1 1';
+  await expect.poll(() => fenOfUrl(page.url())).toBe(next);
+  expect((await boardPieces(page))['h7']).toBe('wR');
+  await expect(page.locator('.results')).toHaveClass(/pending/);
+  await expect(page.locator(`.move-list[data-fen="${KRvK}"]`)).toBeVisible();
+  release();
+  await waitForList(page, next);
+  await expectListMatchesApi(page, await apiAnswer(request, next));
+  // An answer that comes is not waited out: with the page's time still
+  // stopped, the next move shows with its list as soon as it comes.
+  await page.unroute((url) => url.pathname === '/standard');
+  await page.locator('.move-list a.move[data-san="Kd8"]').click();
+  const after = '3k4/7R/8/8/8/8/8/4K3 w - - 2 2';
+  await waitForList(page, after);
+  expect(fenOfUrl(page.url())).toBe(after);
+});
+
+test('a move clicked with Ctrl opens in a new tab and leaves this one where it was', async ({ page, context }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  const opened = context.waitForEvent('page');
+  await page.locator('.move-list a.move[data-san="Rh7"]').click({ modifiers: ['Control'] });
+  const tab = await opened;
+  await tab.waitForLoadState();
+  expect(fenOfUrl(tab.url())).toBe('4k3/7R/8/8/8/8/8/4K3 b - - 1 1');
+  expect(fenOfUrl(page.url())).toBe(KRvK);
+  await waitForList(page, KRvK);
+});
+
 test('answers seen before come back without the server: back, and a hovered move', async ({ page }) => {
   await openHydrated(page, KRvK);
   await waitForList(page, KRvK);

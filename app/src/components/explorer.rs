@@ -35,6 +35,7 @@ use crate::{
         history::use_history,
         last_moves::use_last_moves,
         orientation::use_orientation,
+        pick::use_pick,
         shortcuts::use_shortcuts,
         url_position::{use_shown_position, use_url_position},
     },
@@ -94,6 +95,7 @@ pub fn Explorer() -> impl IntoView {
         }
         go.run(fen);
     });
+    let pick = use_pick(answers, go, url.fen);
     let on_move = Callback::new(move |m: Move| {
         let Some(mut after) = pos.get_untracked() else {
             return;
@@ -105,8 +107,8 @@ pub fn Explorer() -> impl IntoView {
     let events = MoveEvents {
         on_hover: Callback::new(move |squares| hover.set(squares)),
         on_pick: Callback::new(move |(fen, squares): (String, _)| {
-            answers.prefetch(fen.clone());
-            last_moves.record(fen, squares);
+            last_moves.record(fen.clone(), squares);
+            pick.run(fen);
         }),
         on_prefetch: Callback::new(move |fen| answers.prefetch(fen)),
     };

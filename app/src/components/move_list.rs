@@ -72,7 +72,8 @@ pub fn MoveList(
     moves: Vec<ListedMove>,
     /// Called with the move under the mouse or keyboard focus (`None` when it leaves).
     on_hover: Callback<Option<HoveredMove>>,
-    /// Called before the link navigates, to remember the move as the last move.
+    /// Called with a move clicked (plainly: a modified click opens the link
+    /// as the browser does), which the page then shows.
     on_pick: Callback<(String, (Square, Square))>,
     /// Called with the FEN after a move when the mouse comes over it.
     on_prefetch: Callback<String>,
@@ -159,6 +160,12 @@ fn step_focus(ev: leptos::ev::KeyboardEvent) {
         let _ = link.set_attribute("tabindex", if i == target { "0" } else { "-1" });
     }
     let _ = links[target].focus();
+}
+
+/// A click the page handles itself; one with a modifier or another button
+/// (a new tab, a download) is the browser's, as the router leaves it.
+fn plain_click(ev: &leptos::ev::MouseEvent) -> bool {
+    ev.button() == 0 && !(ev.ctrl_key() || ev.meta_key() || ev.shift_key() || ev.alt_key())
 }
 
 /// The move's kind in a player's words: a capture or promotion changes the
@@ -284,9 +291,12 @@ fn MoveRow(
                 on:focus=move |_| enter_by_focus()
                 on:mouseleave=move |_| on_hover.run(None)
                 on:blur=move |_| on_hover.run(None)
-                on:click=move |_| {
-                    on_hover.run(None);
-                    if let (Some(fen), Some(squares)) = (fen_after.clone(), squares) {
+                on:click=move |ev| {
+                    let (Some(fen), Some(squares)) = (fen_after.clone(), squares) else {
+                        return;
+                    };
+                    if plain_click(&ev) {
+                        ev.prevent_default();
                         on_pick.run((fen, squares));
                     }
                 }

@@ -25,7 +25,8 @@ use crate::{
 pub struct MoveEvents {
     /// The move under the mouse or focus (`None` when it leaves).
     pub on_hover: Callback<Option<HoveredMove>>,
-    /// A move about to be played from the list: the FEN after it and its squares.
+    /// A move played from the list: the FEN after it and its squares (the
+    /// page shows it; the link's own navigation is held back).
     pub on_pick: Callback<(String, (Square, Square))>,
     /// The FEN after a move the mouse came over, to ask for its answer early.
     pub on_prefetch: Callback<String>,

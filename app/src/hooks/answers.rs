@@ -74,6 +74,13 @@ impl Answers {
         drop(self.ask(fen));
     }
 
+    /// Resolves when a FEN's answer (or the error that stands for it) has
+    /// come: at once if this tab has it, else when the request in flight
+    /// for it ends, or a new one.
+    pub async fn wait_for(self, fen: String) {
+        let _ = self.answer(fen).await;
+    }
+
     /// The answer for a FEN: from this tab if seen, else from the source.
     async fn answer(self, fen: String) -> Result<(String, TablebaseAnswer), String> {
         if let Some(hit) = self.get(&fen) {

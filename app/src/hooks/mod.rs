@@ -7,5 +7,6 @@ pub mod history;
 pub mod in_flight;
 pub mod last_moves;
 pub mod orientation;
+pub mod pick;
 pub mod shortcuts;
 pub mod url_position;
