@@ -167,13 +167,11 @@ test('a move clicked in the list is shown with its answer, or after a moment wit
   // The answer is held back until the test lets it go.
   let release = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
-  await page.route(
-    (url) => url.pathname === '/standard',
-    async (route) => {
-      await held;
-      await route.continue();
-    },
-  );
+  const api = (url: URL) => url.pathname === '/standard';
+  await page.route(api, async (route) => {
+    await held;
+    await route.continue();
+  });
   await page.locator('.move-list a.move[data-san="Rh7"]').click();
   // Waiting for the answer, the board stays (a second of real time, none of the page's)...
   await page.waitForTimeout(1000);
@@ -191,7 +189,7 @@ test('a move clicked in the list is shown with its answer, or after a moment wit
   await expectListMatchesApi(page, await apiAnswer(request, next));
   // An answer that comes is not waited out: with the page's time still
   // stopped, the next move shows with its list as soon as it comes.
-  await page.unroute((url) => url.pathname === '/standard');
+  await page.unroute(api);
   await page.locator('.move-list a.move[data-san="Kd8"]').click();
   const after = '3k4/7R/8/8/8/8/8/4K3 w - - 2 2';
   await waitForList(page, after);
