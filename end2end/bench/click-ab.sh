@@ -10,18 +10,21 @@
 # `cargo leptos build --release` leaves in target/ (copy both out, e.g.
 # cp target/release/zugzwang target/site -r /var/tmp/zz-main/). Settings
 # (environment): ROUNDS (3), MOVES (100), PORT (3031, then one up per
-# build). The servers run on the embedded tables with the response cache
-# off (every first visit is probed). Prints each walk's summary with the
-# load average beside it.
+# build), BUSY (0: that many CPU-bound loops run beside the walks, to
+# measure on a machine as busy as the issue's: load average about 5 with
+# BUSY=2 on two cores). The servers run on the embedded tables with the
+# response cache off (every first visit is probed). Prints each walk's
+# summary with the load average beside it.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROUNDS="${ROUNDS:-3}"
 MOVES="${MOVES:-100}"
 PORT="${PORT:-3031}"
+BUSY="${BUSY:-0}"
 
 [[ $# -ge 1 ]] || {
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 labels=()
@@ -48,6 +51,10 @@ for p in "${ports[@]}"; do
     curl -sf "http://127.0.0.1:$p/tables" >/dev/null && break
     sleep 0.2
   done
+done
+for _ in $(seq "$BUSY"); do
+  while :; do :; done &
+  pids+=("$!")
 done
 cd "$here/.."
 for round in $(seq "$ROUNDS"); do
