@@ -196,6 +196,16 @@ test('a move clicked in the list is shown with its answer, or after a moment wit
   expect(fenOfUrl(page.url())).toBe(after);
 });
 
+test('pressing a move asks for its answer before the click, as a hover does (a finger has none)', async ({ page }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  const next = '4k3/7R/8/8/8/8/8/4K3 b - - 1 1';
+  const asked = page.waitForRequest((r) => new URL(r.url()).pathname === '/standard' && fenOfUrl(r.url()) === next);
+  await page.locator('.move-list a.move[data-san="Rh7"]').dispatchEvent('pointerdown');
+  await asked;
+  expect(fenOfUrl(page.url())).toBe(KRvK);
+});
+
 test('a move clicked with Ctrl opens in a new tab and leaves this one where it was', async ({ page, context }) => {
   await openHydrated(page, KRvK);
   await waitForList(page, KRvK);

@@ -272,6 +272,9 @@ fn MoveRow(
         }
     };
     let enter_by_focus = enter.clone();
+    // A finger has no hover: pressing a move asks for its answer, a moment
+    // before the click that plays it.
+    let enter_by_press = enter.clone();
     let fen_after = m.fen_after.clone();
     let squares = m.squares;
     view! {
@@ -289,6 +292,7 @@ fn MoveRow(
                 aria-label=description
                 on:mouseenter=move |_| enter()
                 on:focus=move |_| enter_by_focus()
+                on:pointerdown=move |_| enter_by_press()
                 on:mouseleave=move |_| on_hover.run(None)
                 on:blur=move |_| on_hover.run(None)
                 on:click=move |ev| {
