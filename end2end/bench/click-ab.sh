@@ -39,7 +39,10 @@ for spec in "$@"; do
     echo "$dir: expected a zugzwang binary and site/pkg beside it" >&2
     exit 2
   }
-  LEPTOS_SITE_ROOT="$dir/site" "$dir/zugzwang" serve --bind "127.0.0.1:$port" --cache-mb 0 \
+  # Builds before the byte-sized cache count entries instead.
+  cache=(--cache-mb 0)
+  "$dir/zugzwang" serve --help | grep -q -- --cache-mb || cache=(--cache-entries 0)
+  LEPTOS_SITE_ROOT="$dir/site" "$dir/zugzwang" serve --bind "127.0.0.1:$port" "${cache[@]}" \
     >"/tmp/click-ab-$label.log" 2>&1 &
   pids+=("$!")
   labels+=("$label")
