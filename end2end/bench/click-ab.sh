@@ -14,7 +14,7 @@
 # measure on a machine as busy as the issue's: load average about 5 with
 # BUSY=2 on two cores). The servers run on the embedded tables with the
 # response cache off (every first visit is probed). Prints each walk's
-# summary with the load average beside it.
+# summary with the load average beside it, then every build's walks pooled.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -60,11 +60,27 @@ for _ in $(seq "$BUSY"); do
   pids+=("$!")
 done
 cd "$here/.."
+times="$(mktemp -d)"
 for round in $(seq "$ROUNDS"); do
   for i in "${!labels[@]}"; do
     echo "== round $round: ${labels[$i]} ($(uptime | sed 's/.*load/load/'))"
-    BENCH=1 BENCH_MOVES="$MOVES" BASE_URL="http://127.0.0.1:${ports[$i]}" \
+    BENCH=1 BENCH_MOVES="$MOVES" BASE_URL="http://127.0.0.1:${ports[$i]}" BENCH_OUT="$times/${labels[$i]}.jsonl" \
       PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npx playwright test bench --reporter=list 2>&1 |
       grep -E "click-to-render|first visits|hovered|revisits|lost|passed|failed" || true
   done
 done
+# One walk's p95 is decided by its three or four slowest clicks; the walks
+# pooled give each build's figure over every round.
+echo "== all rounds pooled"
+for label in "${labels[@]}"; do
+  node -e '
+    const walks = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
+    const q = (xs, p) => xs.length ? xs[Math.min(xs.length - 1, Math.floor(p * xs.length))].toFixed(1) : "-";
+    const line = (kind) => {
+      const xs = walks.flatMap((w) => w[kind]).sort((a, b) => a - b);
+      return `${kind} n=${xs.length} p50 ${q(xs, 0.5)} p95 ${q(xs, 0.95)} p99 ${q(xs, 0.99)} ms`;
+    };
+    console.log(`${process.argv[2]}: ${["firstVisits", "hovered", "revisits"].map(line).join("; ")}`);
+  ' "$times/$label.jsonl" "$label" || echo "$label: no walk finished"
+done
+rm -rf "$times"

@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { test, type Page } from '@playwright/test';
 import { openHydrated, waitForList } from './helpers';
 
@@ -152,5 +153,9 @@ test('click to DTZ list rendered', async ({ page }, testInfo) => {
     `  ${lost} lost`,
   ].join('\n');
   console.log(summary);
+  // BENCH_OUT: one JSON line per walk, so several walks can be pooled (click-ab.sh does).
+  if (process.env.BENCH_OUT) {
+    appendFileSync(process.env.BENCH_OUT, `${JSON.stringify({ firstVisits, hovered, revisits })}\n`);
+  }
   await testInfo.attach('click-to-render', { body: `${summary}\n${JSON.stringify(times)}\n`, contentType: 'text/plain' });
 });
