@@ -30,7 +30,8 @@ BUSY="${BUSY:-0}"
 labels=()
 ports=()
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
+times="$(mktemp -d)"
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$times"' EXIT
 port="$PORT"
 for spec in "$@"; do
   label="${spec%%=*}"
@@ -60,7 +61,6 @@ for _ in $(seq "$BUSY"); do
   pids+=("$!")
 done
 cd "$here/.."
-times="$(mktemp -d)"
 for round in $(seq "$ROUNDS"); do
   for i in "${!labels[@]}"; do
     echo "== round $round: ${labels[$i]} ($(uptime | sed 's/.*load/load/'))"
@@ -83,4 +83,3 @@ for label in "${labels[@]}"; do
     console.log(`${process.argv[2]}: ${["firstVisits", "hovered", "revisits"].map(line).join("; ")}`);
   ' "$times/$label.jsonl" "$label" || echo "$label: no walk finished"
 done
-rm -rf "$times"
