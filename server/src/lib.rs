@@ -17,8 +17,13 @@
 #![recursion_limit = "256"]
 
 pub mod bench;
+pub mod catalog;
 pub mod cli;
 pub mod engine;
+pub mod exposition;
+pub mod fetch;
 pub mod http;
+pub mod progress;
 pub mod service;
 pub mod store;
+pub mod tier_build;

@@ -12,7 +12,8 @@ use axum::http::StatusCode;
 use common::assert_no_path;
 use server::{
     engine::{Engine, EngineConfig},
-    store::{format, tier},
+    store::format,
+    tier_build as tier,
 };
 
 /// Black to move in KQvKR, no captures: the root needs KQvKR.rtbw first.

@@ -32,10 +32,12 @@ fn cached_tablebase(dirs: &[PathBuf], capacity: usize) -> (Tablebase<Chess>, Arc
         ..TierOptions::default()
     });
     let cache = Arc::new(ChunkCache::for_index(capacity));
+    let reads = Arc::clone(store.metrics());
     let fs = ChunkCachedFilesystem::new(
         Arc::new(store),
         Arc::clone(&cache),
         Arc::new(ChunkCache::for_data(0)),
+        reads,
     );
     let mut tb = Tablebase::with_filesystem(Arc::new(fs));
     for dir in dirs {

@@ -12,16 +12,19 @@ use std::{
 
 use common::{copy_of_embedded_tables, embedded_tables_dir, shared_tables_and};
 use server::{
+    catalog::whole_file as published,
     engine::{Engine, EngineConfig, EngineError},
+    exposition::Exposition,
+    progress::Silent,
     store::{
-        StoreOptions, format,
-        metrics::{self, Tier},
-        published,
+        StoreOptions, context, format,
+        metrics::{ReadMetrics, Tier},
         tier::{
-            self, BuildOptions, INTEGRITY_SUBDIR, TierOptions, TieredFilesystem,
-            integrity::IntegrityError, manifest::prefix_path,
+            INTEGRITY_SUBDIR, TierOptions, TieredFilesystem, integrity::IntegrityError,
+            manifest::prefix_path,
         },
     },
+    tier_build::{self as tier, BuildOptions},
 };
 use shakmaty::Chess;
 use shakmaty_syzygy::{SyzygyError, Tablebase, filesystem::ReadHint};
@@ -126,7 +129,7 @@ fn damaged_data_block(with_fast_tier: bool) {
     }
     flip(&slow.path().join(&table), offset);
 
-    let tb = tablebase(
+    let (tb, reads) = tablebase_with_reads(
         &[slow.path().to_path_buf()],
         with_fast_tier.then_some(fast.path()),
         true,
@@ -139,10 +142,10 @@ fn damaged_data_block(with_fast_tier: bool) {
         failed > 0 && answered > failed,
         "answered {answered}, failed {failed}"
     );
-    assert!(metrics::global().suspect_tables().contains(&table));
+    assert!(reads.suspect_tables().contains(&table));
 
     // verify names the file.
-    let findings = published::check_dirs(&[slow.path().to_path_buf()], false);
+    let findings = published::check_dirs(&[slow.path().to_path_buf()], &Silent);
     let named: Vec<&str> = findings
         .mismatched
         .iter()
@@ -178,9 +181,9 @@ fn damaged_prefix_falls_back_to_the_slow_tier() {
         (sparse.start + sparse.end) / 2,
     );
 
-    let tb = tablebase(&[slow.path().to_path_buf()], Some(fast.path()), true);
+    let (tb, reads) = tablebase_with_reads(&[slow.path().to_path_buf()], Some(fast.path()), true);
     let reference = tablebase(&[embedded_tables_dir()], None, false);
-    metrics::start_thread_log();
+    context::start_thread_log();
     for pos in positions {
         assert_eq!(
             answers(&tb, pos).ok(),
@@ -188,13 +191,15 @@ fn damaged_prefix_falls_back_to_the_slow_tier() {
             "{pos:?}"
         );
     }
-    let events = metrics::take_thread_log();
+    let events = context::take_thread_log();
     let last = events
         .iter()
         .rfind(|e| *e.table == *table && e.tier != Tier::Cache)
         .unwrap();
     assert_eq!(last.tier, Tier::Slow, "the damaged prefix is still used");
-    let rendered = metrics::global().render();
+    let mut rendered = Exposition::default();
+    reads.render_fast_tier(&mut rendered);
+    let rendered = rendered.into_string();
     assert!(
         rendered.contains(&format!(
             "zugzwang_prefix_fallback{{table=\"{table}\",reason=\"the prefix block at offset"
@@ -268,10 +273,10 @@ fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
     let _unmount = Unmount(mount.path().to_path_buf());
     let slow = copy_of_embedded_tables();
     fs::write(slow.path().join("KQvKQ.rtbw"), b"not a table at all").unwrap();
-    let summary = tier::build(&BuildOptions::new(
-        vec![slow.path().to_path_buf()],
-        mount.path().to_path_buf(),
-    ));
+    let summary = tier::build(
+        &BuildOptions::new(vec![slow.path().to_path_buf()], mount.path().to_path_buf()),
+        &Silent,
+    );
     println!("built {}, failed {:?}", summary.built, summary.failures);
     assert!(summary.built > 0, "nothing fitted");
     let full: Vec<_> = summary
@@ -335,10 +340,13 @@ fn integrity_cost_on_hot_cache() {
     let mut tiers = Vec::new();
     for block_size in [1024u32, 4096, 16384] {
         let fast = tempfile::tempdir().unwrap();
-        let summary = tier::build(&BuildOptions {
-            block_size,
-            ..BuildOptions::new(vec![dir.clone()], fast.path().to_path_buf())
-        });
+        let summary = tier::build(
+            &BuildOptions {
+                block_size,
+                ..BuildOptions::new(vec![dir.clone()], fast.path().to_path_buf())
+            },
+            &Silent,
+        );
         assert!(summary.failures.is_empty());
         tiers.push((block_size, fast));
     }
@@ -353,15 +361,10 @@ fn integrity_cost_on_hot_cache() {
         ),
     ];
     for (block_size, fast) in &tiers {
-        for cache in [false, true] {
-            configs.push((
-                format!(
-                    "fast tier, xxh3 per {block_size:5} B block, verified cache {}",
-                    if cache { "on" } else { "off" }
-                ),
-                tablebase_cached(dirs, Some(fast.path()), true, cache),
-            ));
-        }
+        configs.push((
+            format!("fast tier, xxh3 per {block_size:5} B block"),
+            tablebase(dirs, Some(fast.path()), true),
+        ));
     }
     let mut best = vec![(f64::MAX, f64::MAX); configs.len()];
     for _ in 0..5 {
@@ -410,7 +413,8 @@ fn scrub_names_a_damaged_table() {
     let slow = copy_of_embedded_tables();
     flip(&slow.path().join("KRvKB.rtbz"), 100);
     let state = server::service::scrub::ScrubState::default();
-    server::service::scrub::scrub_pass(&[slow.path().to_path_buf()], 1000.0, &state);
+    let reads = ReadMetrics::default();
+    server::service::scrub::scrub_pass(&[slow.path().to_path_buf()], 1000.0, &state, &reads);
     let damaged: Vec<String> = state.damaged().into_iter().map(|(t, _)| t).collect();
     assert_eq!(damaged, ["KRvKB.rtbz"]);
     assert_eq!(
@@ -419,18 +423,15 @@ fn scrub_names_a_damaged_table() {
             .load(std::sync::atomic::Ordering::Relaxed),
         70
     );
-    let mut text = String::new();
-    metrics::ScrubReport::render(&state, &mut text);
+    let mut text = Exposition::default();
+    state.render(&mut text);
+    let text = text.into_string();
     assert!(text.contains("zugzwang_scrub_files_checked 70"), "{text}");
     assert!(
         text.contains("zugzwang_scrub_damaged{table=\"KRvKB.rtbz\""),
         "{text}"
     );
-    assert!(
-        metrics::global()
-            .suspect_tables()
-            .contains(&"KRvKB.rtbz".to_string())
-    );
+    assert!(reads.suspect_tables().contains(&"KRvKB.rtbz".to_string()));
 }
 
 fn kqvk_position() -> Chess {
@@ -449,20 +450,20 @@ fn header_that_fails_its_checksum_is_not_reread_on_every_probe() {
     flip(&slow.path().join("KQvK.rtbw"), 20);
     let tb = tablebase(&[slow.path().to_path_buf()], None, true);
     let pos = kqvk_position();
-    let header_reads = |events: Vec<metrics::ReadEvent>| {
+    let header_reads = |events: Vec<context::ReadEvent>| {
         events
             .iter()
             .filter(|e| &*e.table == "KQvK.rtbw" && e.tier != Tier::Cache)
             .count()
     };
-    metrics::start_thread_log();
+    context::start_thread_log();
     let first = tb.probe_wdl_after_zeroing(&pos).unwrap_err().to_string();
-    assert!(header_reads(metrics::take_thread_log()) > 0);
+    assert!(header_reads(context::take_thread_log()) > 0);
     assert!(first.contains("checksum mismatch"), "{first}");
     for _ in 0..3 {
         let again = tb.probe_wdl_after_zeroing(&pos).unwrap_err().to_string();
         assert_eq!(
-            header_reads(metrics::take_thread_log()),
+            header_reads(context::take_thread_log()),
             0,
             "the damaged table was read again"
         );
@@ -556,11 +557,13 @@ fn tables_without_checksums_are_counted() {
     let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]).unwrap();
     assert_eq!(uncovered.len(), 1);
     assert_eq!(uncovered[0].unchecked.len(), 70);
-    assert!(
-        metrics::global()
-            .render()
-            .contains("# TYPE zugzwang_tables_without_checksums gauge")
-    );
+    let store = server::store::open(&StoreOptions::default(), &[slow.path().to_path_buf()])
+        .expect("the store opens without checksums");
+    let mut rendered = Exposition::default();
+    store.metrics.render(&mut rendered);
+    assert!(rendered.into_string().contains(
+        "# TYPE zugzwang_tables_without_checksums gauge\nzugzwang_tables_without_checksums 70\n"
+    ));
     init_checksums(slow.path());
     let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]).unwrap();
     assert!(uncovered.is_empty(), "{uncovered:?}");

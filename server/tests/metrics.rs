@@ -9,7 +9,8 @@ use std::{collections::BTreeMap, sync::Arc, time::Duration};
 use axum::{Router, http::StatusCode};
 use leptos::prelude::LeptosOptions;
 use server::{
-    http::{AppState, exposition::Exposition, request_metrics::RequestMetrics},
+    exposition::Exposition,
+    http::{AppState, request_metrics::RequestMetrics},
     service::{
         connections::{ConnectionLimits, Connections},
         request_log::RequestLog,

@@ -14,7 +14,7 @@ use std::{
 
 use server::{
     engine::{Engine, EngineConfig},
-    store::{nowait, pread::PreadFilesystem},
+    store::{context, pread::PreadFilesystem},
 };
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
@@ -157,10 +157,10 @@ impl RandomAccessFile for RendezvousFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
         let (lock, wake) = &*self.state;
         let mut overlap = lock.lock().unwrap();
-        if nowait::refusing() {
+        if context::refusing() {
             // Armed, every read stands for a disk read: none is in memory.
             if overlap.armed {
-                return Err(nowait::would_wait());
+                return Err(context::refuse());
             }
             drop(overlap);
             return self.inner.read_at(buf, offset, hint);

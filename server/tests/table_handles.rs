@@ -88,9 +88,12 @@ async fn open_tables_stay_within_a_small_budget_and_answers_stay_right() {
         }
     }
     println!("at most {most} table files open (budget {budget})");
-    let metrics = server::store::metrics::global().render();
+    let mut metrics = server::exposition::Exposition::default();
+    bounded.store_metrics().render(&mut metrics);
+    let metrics = metrics.into_string();
     assert!(
-        metrics.contains("zugzwang_table_handles_open "),
+        metrics.contains("zugzwang_table_handles_open ")
+            && metrics.contains(&format!("zugzwang_table_handles_budget {budget}\n")),
         "{metrics}"
     );
 }

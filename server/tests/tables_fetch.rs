@@ -23,9 +23,9 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use futures::StreamExt;
-use server::store::{
-    catalog,
-    published::{PublishedDigest, sha256_file},
+use server::catalog::{
+    self,
+    whole_file::{PublishedDigest, sha256_file},
 };
 
 /// Faults the mirror injects, each for the named files.

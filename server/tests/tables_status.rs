@@ -10,7 +10,7 @@ use std::{fs, path::Path};
 
 use app::variant::Variant;
 use serde_json::Value;
-use server::store::catalog;
+use server::catalog;
 
 /// Runs `zugzwang tables status`: exit success, stdout, stderr.
 fn status(args: &[&str]) -> (bool, String, String) {

@@ -10,9 +10,14 @@ mod tier_support;
 use std::{path::Path, sync::Arc};
 
 use common::{embedded_tables_dir, shared_tables_and};
-use server::store::{
-    metrics::{self, Tier},
-    tier::{self, BuildOptions, TierOptions, TieredFilesystem},
+use server::{
+    progress::Silent,
+    store::{
+        context,
+        metrics::Tier,
+        tier::{TierOptions, TieredFilesystem},
+    },
+    tier_build::{self as tier, BuildOptions},
 };
 use shakmaty::Chess;
 use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
@@ -28,12 +33,12 @@ fn replay_both(dir: &Path, log: &Path) {
     let fast = tempfile::tempdir().unwrap();
     let summary = build_tier(dir, fast.path());
     println!(
-        "{log}: tier built for {} tables:\n{summary}",
-        summary.total().tables
+        "{log}: tier built for {} tables:\n{}",
+        summary.total().tables,
+        server::cli::tier::render_summary(&summary)
     );
 
     let tiered = tablebase(dirs, Some(fast.path()), true);
-    let uncached = tablebase_cached(dirs, Some(fast.path()), true, false);
     let plain = tablebase(dirs, None, false);
     let mut answers = Vec::new();
     let check = |tb: &Tablebase<Chess>, pos: &Chess| {
@@ -54,18 +59,12 @@ fn replay_both(dir: &Path, log: &Path) {
     for pos in &positions {
         answers.push(check(&tiered, pos));
     }
-    let tier_only = replay(&uncached, &positions, |events| {
-        let mut one = Replay::default();
-        count_lookups(events, &mut one);
-        assert!(one.max_slow_per_lookup <= 1 && one.slow_header_reads == 0);
-    });
     let without = replay(&plain, &positions, |_| {});
     for (pos, answer) in positions.iter().zip(&answers) {
         assert_eq!(&check(&plain, pos), answer, "{pos:?}");
     }
-    with_tier.print(&format!("{log} with fast tier and verified-block cache"));
-    tier_only.print(&format!("{log} with fast tier, no cache              "));
-    without.print(&format!("{log} without fast tier                       "));
+    with_tier.print(&format!("{log} with fast tier   "));
+    without.print(&format!("{log} without fast tier"));
     assert!(
         with_tier.lookups > 1000,
         "the replay looked up too little: {with_tier:?}"
@@ -130,10 +129,13 @@ fn prefix_ends_where_the_prober_reads_data() {
 #[test]
 fn rerun_skips_up_to_date_prefixes_and_dry_run_writes_nothing() {
     let fast = tempfile::tempdir().unwrap();
-    let dry = tier::build(&BuildOptions {
-        dry_run: true,
-        ..BuildOptions::new(vec![embedded_tables_dir()], fast.path().join("never"))
-    });
+    let dry = tier::build(
+        &BuildOptions {
+            dry_run: true,
+            ..BuildOptions::new(vec![embedded_tables_dir()], fast.path().join("never"))
+        },
+        &Silent,
+    );
     assert_eq!(dry.total().tables, 70);
     assert!(!fast.path().join("never").exists());
     let first = build_tier(&embedded_tables_dir(), fast.path());
@@ -175,15 +177,16 @@ fn stale_prefix_is_detected_and_not_used() {
         fast_dir: Some(fast.path().to_path_buf()),
         ..TierOptions::default()
     });
+    let reads = Arc::clone(fs.metrics());
     let mut tb = Tablebase::<Chess>::with_filesystem(Arc::new(fs));
     tb.add_directory(slow.path()).unwrap();
     let pos: Chess = shakmaty::fen::Fen::from_ascii(b"4k3/8/8/8/8/8/3r4/KQ6 w - - 0 1")
         .unwrap()
         .into_position(shakmaty::CastlingMode::Standard)
         .unwrap();
-    metrics::start_thread_log();
+    context::start_thread_log();
     tb.probe_wdl_after_zeroing(&pos).unwrap();
-    let events = metrics::take_thread_log();
+    let events = context::take_thread_log();
     let stale: Vec<_> = events
         .iter()
         .filter(|e| &*e.table == "KQvKR.rtbw")
@@ -193,7 +196,9 @@ fn stale_prefix_is_detected_and_not_used() {
         stale.iter().all(|e| e.tier != Tier::Fast),
         "the stale prefix was used: {stale:?}"
     );
-    let rendered = metrics::global().render();
+    let mut rendered = server::exposition::Exposition::default();
+    reads.render_fast_tier(&mut rendered);
+    let rendered = rendered.into_string();
     assert!(
         rendered.contains("zugzwang_prefix_fallback{table=\"KQvKR.rtbw\",reason=\"the table changed since the fast tier was built"),
         "{rendered}"

@@ -9,7 +9,8 @@ use std::path::Path;
 use axum::http::StatusCode;
 use server::{
     engine::{Engine, EngineConfig},
-    store::{StoreOptions, format, tier},
+    store::{StoreOptions, format},
+    tier_build as tier,
 };
 use tier_support::build_tier;
 

@@ -11,14 +11,17 @@ use std::{path::Path, sync::Arc, sync::atomic::Ordering::Relaxed};
 
 use app::variant::{Variant, parse_variant_fen};
 use server::{
+    catalog::whole_file::check_dirs,
     engine::{Engine, EngineConfig},
+    exposition::Exposition,
+    progress::Silent,
     service::scrub::{ScrubState, scrub_pass},
     store::{
-        StoreOptions,
-        metrics::{self, ScrubReport, Tier},
-        published::check_dirs,
-        tier::{self, TierOptions, TieredFilesystem},
+        StoreOptions, context,
+        metrics::{ReadMetrics, Tier},
+        tier::{TierOptions, TieredFilesystem},
     },
+    tier_build,
 };
 use shakmaty::{CastlingMode, fen::Fen, variant::Atomic};
 use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
@@ -30,7 +33,7 @@ fn copy_of_atomic_tables() -> tempfile::TempDir {
 
 #[test]
 fn the_embedded_atomic_tables_match_the_published_md5() {
-    let findings = check_dirs(&[common::atomic_tables_dir()], false);
+    let findings = check_dirs(&[common::atomic_tables_dir()], &Silent);
     assert_eq!(findings.checked, 70, "{findings:?}");
     assert!(findings.is_clean(false), "{findings:?}");
 }
@@ -39,7 +42,7 @@ fn the_embedded_atomic_tables_match_the_published_md5() {
 fn verify_names_a_damaged_atomic_table_by_its_md5() {
     let copy = copy_of_atomic_tables();
     common::damage(&copy.path().join("KQvK.atbz"), |bytes| bytes[100] ^= 1);
-    let findings = check_dirs(&[copy.path().to_path_buf()], false);
+    let findings = check_dirs(&[copy.path().to_path_buf()], &Silent);
     assert_eq!(findings.mismatched.len(), 1, "{findings:?}");
     let (name, problem) = &findings.mismatched[0];
     assert_eq!(name, "KQvK.atbz");
@@ -51,7 +54,7 @@ fn the_shared_antichess_tables_match_the_published_md5() {
     let Some(dir) = common::shared_dir("syzygy/antichess", "the antichess digest check") else {
         return;
     };
-    let findings = check_dirs(&[dir], false);
+    let findings = check_dirs(&[dir], &Silent);
     assert_eq!(findings.checked, 884, "{findings:?}");
     assert!(findings.is_clean(false), "{findings:?}");
 }
@@ -65,10 +68,9 @@ fn tier_build_refuses_a_damaged_atomic_table() {
         bytes[last] ^= 4;
     });
     let fast = tempfile::tempdir().expect("temp dir");
-    let summary = tier::build(&tier::BuildOptions::new(
-        vec![copy.path().to_path_buf()],
-        fast.path().to_path_buf(),
-    ));
+    let options =
+        tier_build::BuildOptions::new(vec![copy.path().to_path_buf()], fast.path().to_path_buf());
+    let summary = tier_build::build(&options, &Silent);
     assert_eq!(summary.failures.len(), 1, "{:?}", summary.failures);
     let (name, problem) = &summary.failures[0];
     assert!(name.contains("KRvKN.atbw"), "{name}");
@@ -99,7 +101,7 @@ async fn atomic_tables_are_served_from_a_fast_tier() {
 
 #[test]
 fn the_antichess_fixture_matches_the_published_md5() {
-    let findings = check_dirs(&[common::antichess_tables_dir()], false);
+    let findings = check_dirs(&[common::antichess_tables_dir()], &Silent);
     assert_eq!(findings.checked, 42, "{findings:?}");
     assert!(findings.mismatched.is_empty() && findings.extra.is_empty());
 }
@@ -115,7 +117,8 @@ fn the_scrub_checks_atomic_and_antichess_tables_by_md5() {
     common::damage(&antichess.path().join("BvP.gtbw"), |bytes| bytes[100] ^= 1);
     let state = ScrubState::default();
     let dirs = [atomic.path().to_path_buf(), antichess.path().to_path_buf()];
-    scrub_pass(&dirs, 1000.0, &state);
+    let reads = ReadMetrics::default();
+    scrub_pass(&dirs, 1000.0, &state, &reads);
     assert_eq!(state.files_checked.load(Relaxed), 70 + 42);
     let mut damaged = state.damaged();
     damaged.sort();
@@ -125,13 +128,16 @@ fn the_scrub_checks_atomic_and_antichess_tables_by_md5() {
         damaged.iter().all(|(_, why)| why.contains("md5")),
         "{damaged:?}"
     );
-    let mut text = String::new();
+    let mut text = Exposition::default();
     state.render(&mut text);
+    let text = text.into_string();
     assert!(
         text.contains("zugzwang_scrub_damaged{table=\"KQvK.atbz\""),
         "{text}"
     );
-    let page = metrics::global().render();
+    let mut page = Exposition::default();
+    reads.render_integrity(&mut page);
+    let page = page.into_string();
     assert!(
         page.contains("zugzwang_table_suspect{table=\"BvP.gtbw\"} 1"),
         "{page}"
@@ -204,38 +210,41 @@ fn a_damaged_atomic_block_marks_its_table_suspect_on_metrics() {
     common::damage(&slow.path().join(&table), |bytes| {
         bytes[offset as usize] ^= 0x10;
     });
-    let tb = atomic_tablebase(slow.path(), fast.path());
+    let (tb, reads) = atomic_tablebase(slow.path(), fast.path());
     let failed = tb.probe_wdl(pos).is_err() || tb.probe_dtz(pos).is_err();
     assert!(
         failed,
         "{table} damaged at {offset}, yet the probe answered"
     );
-    let page = metrics::global().render();
+    let mut page = Exposition::default();
+    reads.render_integrity(&mut page);
+    let page = page.into_string();
     assert!(
         page.contains(&format!("zugzwang_table_suspect{{table=\"{table}\"}}")),
         "{table} not suspect in:\n{page}"
     );
 }
 
-fn atomic_tablebase(slow: &Path, fast: &Path) -> Tablebase<Atomic> {
+/// The tables over a fast tier, and the store's read counters.
+fn atomic_tablebase(slow: &Path, fast: &Path) -> (Tablebase<Atomic>, Arc<ReadMetrics>) {
     let fs = TieredFilesystem::new(TierOptions {
         fast_dir: Some(fast.to_path_buf()),
         check_blocks: true,
         ..TierOptions::default()
-    })
-    .with_verified_cache(false);
+    });
+    let reads = Arc::clone(fs.metrics());
     let mut tb = Tablebase::with_filesystem(Arc::new(fs));
     tb.add_directory(slow).expect("table directory");
-    tb
+    (tb, reads)
 }
 
 /// The table and offset of each data read a probe makes from the slow tier.
 fn slow_data_reads(slow: &Path, fast: &Path, pos: &Atomic) -> Vec<(String, u64)> {
-    let tb = atomic_tablebase(slow, fast);
-    metrics::start_thread_log();
+    let (tb, _) = atomic_tablebase(slow, fast);
+    context::start_thread_log();
     let _ = tb.probe_wdl(pos);
     let _ = tb.probe_dtz(pos);
-    metrics::take_thread_log()
+    context::take_thread_log()
         .into_iter()
         .filter(|e| e.hint == ReadHint::Data && e.tier == Tier::Slow)
         .map(|e| (e.table.to_string(), e.offset + e.len as u64 / 2))

@@ -4,6 +4,7 @@
 //! imports them.
 
 pub mod bench;
+pub mod output;
 pub mod probe;
 pub mod serve;
 pub mod tables;
@@ -146,6 +147,7 @@ impl TableArgs {
                 table_handles: None,
                 index_cache_bytes: memory_budget::index_cache_bytes(self.index_cache_mb),
                 data_cache_bytes: self.data_cache_mb.saturating_mul(1 << 20),
+                read_trace: None,
             },
             probe_threads: self.probe_threads,
             sequential_probes: self.sequential_probes,

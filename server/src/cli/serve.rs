@@ -17,10 +17,7 @@ use crate::{
         scrub,
         shutdown::{ShutdownError, Signals},
     },
-    store::{
-        descriptors::DescriptorBudget,
-        disk_reads::{self, TraceError},
-    },
+    store::descriptors::DescriptorBudget,
 };
 
 #[derive(Debug, Args)]
@@ -108,8 +105,6 @@ pub enum ServeError {
     RequestLog(#[from] RequestLogError),
     #[error(transparent)]
     Shutdown(#[from] ShutdownError),
-    #[error(transparent)]
-    ReadTrace(#[from] TraceError),
 }
 
 /// Serves until SIGTERM or SIGINT, then drains. `inherited` is the listening
@@ -120,23 +115,21 @@ pub async fn serve(
     inherited: Option<std::net::TcpListener>,
 ) -> Result<(), ServeError> {
     let signals = Signals::listen()?;
-    if let Some(path) = &args.read_trace {
-        disk_reads::start_trace(path)?;
-        tracing::info!(
-            "tracing table reads that wait for the disk to {}",
-            path.display()
+    if args.read_trace.is_some() && (args.tables.read_around == 0 || args.tables.mmap) {
+        tracing::warn!(
+            "--read-trace sees nothing with --read-around 0 or --mmap: hits and misses cannot be told apart"
         );
-        if args.tables.read_around == 0 || args.tables.mmap {
-            tracing::warn!(
-                "--read-trace sees nothing with --read-around 0 or --mmap: hits and misses cannot be told apart"
-            );
-        }
     }
     let budget = descriptor_budget(&args);
     let engine = open_engine(&args, &budget)?;
-    if args.scrub {
-        scrub::start_for_serve(&args.tables.all_dirs(), args.scrub_rate);
-    }
+    let scrub = match args.scrub {
+        true => scrub::start_for_serve(
+            &args.tables.all_dirs(),
+            args.scrub_rate,
+            Arc::clone(&engine.store_metrics().reads),
+        ),
+        false => None,
+    };
     let log = match &args.request_log {
         Some(path) => {
             tracing::info!("logging served positions to {}", path.display());
@@ -159,6 +152,7 @@ pub async fn serve(
     let state = AppState {
         connections: Some(connections.stats()),
         request_log: log.clone(),
+        scrub,
         ..AppState::new(Arc::new(engine), leptos_options(addr))
     };
     let requests = Arc::clone(&state.requests);
@@ -198,6 +192,7 @@ fn open_engine(args: &ServeArgs, budget: &DescriptorBudget) -> Result<Engine, Lo
         ..args.tables.engine_config()
     };
     config.store.table_handles = Some(saturating_usize(budget.table_handles));
+    config.store.read_trace = args.read_trace.clone();
     let engine = Engine::open(&config)?;
     for dir in engine.directories() {
         tracing::info!(

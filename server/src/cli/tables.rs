@@ -1,6 +1,6 @@
 //! `zugzwang tables status` and `zugzwang tables fetch`: what a table
 //! directory holds against the published set, and fetching what it lacks
-//! (the work is `store::inventory` and `store::fetch`; this file holds the
+//! (the work is `catalog::inventory` and `fetch`; this file holds the
 //! flags and the printing).
 
 use std::{
@@ -11,15 +11,18 @@ use std::{
 
 use app::variant::Variant;
 
-use crate::store::{
-    catalog::{self, Catalog},
+use super::output::{Bar, human};
+use crate::{
+    catalog::{
+        self, Catalog,
+        inventory::{self, Inventory},
+    },
     fetch::{
         self, Done, FetchError, FetchOptions, Summary,
         selection::{self, SelectionError, parse_pieces},
     },
-    format,
-    inventory::{self, Inventory},
-    tier::build::human,
+    progress::Silent,
+    store::format,
 };
 
 /// `zugzwang tables ...`
@@ -116,7 +119,12 @@ pub async fn run(command: TablesCommand) -> Result<(), TablesError> {
 }
 
 fn status(args: StatusArgs) -> Result<(), TablesError> {
-    let inventory = inventory::survey(&args.dirs, args.variant, args.verify, !args.json);
+    // JSON is for scripts: no bar on their terminal either.
+    let inventory = if args.json {
+        inventory::survey(&args.dirs, args.variant, args.verify, &Silent)
+    } else {
+        inventory::survey(&args.dirs, args.variant, args.verify, &Bar::new())
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&inventory)?);
     } else {
@@ -314,9 +322,8 @@ async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
         from,
         to: args.to,
         jobs: usize::from(args.jobs),
-        progress: true,
     };
-    let summary = fetch::fetch(&options, plan).await?;
+    let summary = fetch::fetch(&options, plan, &Bar::new()).await?;
     print!("{}", render_summary(&summary));
     let failed = summary.failures().count();
     if failed > 0 {

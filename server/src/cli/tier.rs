@@ -1,10 +1,14 @@
 //! `zugzwang tier build`: copy every table's prefix to fast storage, with
-//! per-block checksums and a manifest (the work is `store::tier::build`),
+//! per-block checksums and a manifest (the work is `tier_build`),
 //! and print how the bytes divide.
 
 use std::path::PathBuf;
 
-use crate::store::tier::{BuildOptions, build, integrity::DEFAULT_BLOCK_SIZE};
+use super::output::{Bar, human};
+use crate::{
+    store::{format::TableKind, tier::integrity::DEFAULT_BLOCK_SIZE},
+    tier_build::{BuildOptions, RegionTotals, Summary, build},
+};
 
 /// `zugzwang tier ...`
 #[derive(Debug, clap::Subcommand)]
@@ -51,15 +55,15 @@ pub enum TierError {
 /// there and make the exit status non-zero.
 pub fn run(command: TierCommand) -> Result<(), TierError> {
     let TierCommand::Build(args) = command;
-    let summary = build(&BuildOptions {
+    let options = BuildOptions {
         from: args.from,
         to: args.to.unwrap_or_default(),
         dry_run: args.dry_run,
         block_size: args.block_size,
         prefixes: true,
-        progress: true,
-    });
-    print!("{summary}");
+    };
+    let summary = build(&options, &Bar::new());
+    print!("{}", render_summary(&summary));
     if !summary.stale_removed.is_empty() {
         println!(
             "removed {} temporary files left by earlier runs that were stopped midway",
@@ -80,4 +84,42 @@ pub fn run(command: TierCommand) -> Result<(), TierError> {
     } else {
         Err(TierError::TablesFailed(summary.failures.len()))
     }
+}
+
+/// How the bytes divide, per kind of table and in all: what the fast tier needs.
+pub fn render_summary(summary: &Summary) -> String {
+    let mut out = format!(
+        "{:<6} {:>7} {:>16} {:>16} {:>16} {:>16} {:>8}\n",
+        "", "tables", "header+sparse", "block lengths", "data blocks", "prefix (fast)", "prefix%"
+    );
+    let rows: [(&str, RegionTotals); 3] = [
+        (TableKind::Wdl.label(), summary.wdl),
+        (TableKind::Dtz.label(), summary.dtz),
+        ("total", summary.total()),
+    ];
+    for (label, t) in rows {
+        let share = if t.total() == 0 {
+            0.0
+        } else {
+            100.0 * t.prefix() as f64 / t.total() as f64
+        };
+        out.push_str(&format!(
+            "{label:<6} {:>7} {:>16} {:>16} {:>16} {:>16} {share:>7.2}%\n",
+            t.tables,
+            human(t.header_and_sparse),
+            human(t.block_lengths),
+            human(t.data),
+            human(t.prefix()),
+        ));
+    }
+    let total = summary.total();
+    out.push_str(&format!(
+        "prefix {} bytes (header+sparse {}, block lengths {}) of {} table bytes; data blocks {} bytes\n",
+        total.prefix(),
+        total.header_and_sparse,
+        total.block_lengths,
+        total.total(),
+        total.data
+    ));
+    out
 }

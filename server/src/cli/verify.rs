@@ -7,13 +7,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::store::{
-    published::check_dirs,
-    tier::{
-        BuildOptions, INTEGRITY_SUBDIR,
-        build::{self, human},
-        integrity::DEFAULT_BLOCK_SIZE,
-    },
+use super::output::{Bar, human};
+use crate::{
+    catalog::whole_file::check_dirs,
+    store::tier::{INTEGRITY_SUBDIR, integrity::DEFAULT_BLOCK_SIZE},
+    tier_build::{self, BuildOptions},
 };
 
 #[derive(Debug, Args)]
@@ -55,14 +53,14 @@ pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
                 .to
                 .clone()
                 .unwrap_or_else(|| dir.join(INTEGRITY_SUBDIR));
-            let summary = build::build(&BuildOptions {
+            let options = BuildOptions {
                 from: vec![dir.clone()],
                 to: to.clone(),
                 dry_run: false,
                 block_size: DEFAULT_BLOCK_SIZE,
                 prefixes: false,
-                progress: true,
-            });
+            };
+            let summary = tier_build::build(&options, &Bar::new());
             println!(
                 "{}: block checksums for {} tables in {} ({} already up to date)",
                 dir.display(),
@@ -81,7 +79,7 @@ pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
             Err(VerifyError::InitFailed(failed))
         };
     }
-    let findings = check_dirs(&args.dirs, true);
+    let findings = check_dirs(&args.dirs, &Bar::new());
     for (name, problem) in &findings.mismatched {
         println!("MISMATCH {name}: {problem}");
     }

@@ -3,7 +3,7 @@
 use app::variant::Variant;
 use shakmaty_syzygy::{ProbeError, SyzygyError};
 
-use crate::store::{format::variant_table_name, handles, nowait};
+use crate::store::{format::variant_table_name, handles};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
@@ -32,10 +32,6 @@ pub enum EngineError {
         material: String,
         message: String,
     },
-    /// A probe tried inline needs the disk: it is made again on the
-    /// blocking pool (`store::nowait`). Never an answer to a client.
-    #[error("a table read would have to wait for the disk")]
-    WouldWait,
     /// A probe task died; should not happen, reported rather than crashing.
     #[error("internal error: {0}")]
     Internal(String),
@@ -46,9 +42,6 @@ impl EngineError {
     /// suffix depends on the variant).
     pub fn from_syzygy(err: SyzygyError, variant: Variant) -> EngineError {
         match err {
-            SyzygyError::ProbeFailed { error, .. } if is_would_wait(&error) => {
-                EngineError::WouldWait
-            }
             SyzygyError::ProbeFailed {
                 metric,
                 material,
@@ -87,11 +80,6 @@ fn probe_reason(err: &ProbeError) -> String {
             "the table is truncated or corrupted; check it with the published checksums and replace it".to_string()
         }
     }
-}
-
-/// Whether a read was refused because it would have waited (`store::nowait`).
-fn is_would_wait(err: &ProbeError) -> bool {
-    matches!(err, ProbeError::Read { error } if nowait::is_would_wait(error))
 }
 
 /// Whether a read failed because no file descriptor was left to open the table.

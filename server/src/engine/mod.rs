@@ -37,7 +37,7 @@ pub use table_set::TableSet;
 pub use tables::{LoadError, LoadedDirectory, TableDirs, TableDirsByVariant, Tables};
 
 use crate::store::{
-    self, StoreOptions,
+    self, StoreMetrics, StoreOptions,
     embedded::{EMBEDDED_ATOMIC_DIR, EMBEDDED_DIR, EmbeddedFilesystem},
 };
 
@@ -68,7 +68,7 @@ pub struct EngineConfig {
     /// (to measure what the parallel probes buy).
     pub sequential_probes: bool,
     /// Probe on the async worker first, every read refusing to wait for a
-    /// disk (`store::nowait`); only probes that need the disk go to the
+    /// disk (`store::context`); only probes that need the disk go to the
     /// blocking threads. Off: every probe goes to them (to measure what
     /// this buys). Never with mmap, whose faults cannot refuse to wait.
     pub inline_probes: bool,
@@ -101,6 +101,9 @@ pub struct Engine {
     cache: AnswerCache,
     memo: ProbeMemo,
     directories: Vec<LoadedDirectory>,
+    /// The figures of the store the tables are read through (zero for
+    /// embedded tables and for a filesystem handed in by a test).
+    store_metrics: Arc<StoreMetrics>,
 }
 
 impl Engine {
@@ -119,8 +122,8 @@ impl Engine {
             false => Some(store::open(&config.store, &on_disk)?),
         };
         let set = |dirs: &[PathBuf], embedded: Option<&str>| match (&store, embedded) {
-            (Some(filesystem), _) if !dirs.is_empty() => TableDirs {
-                filesystem: Arc::clone(filesystem),
+            (Some(store), _) if !dirs.is_empty() => TableDirs {
+                filesystem: Arc::clone(&store.filesystem),
                 dirs: dirs.to_vec(),
             },
             (_, Some(embedded)) => TableDirs {
@@ -138,13 +141,17 @@ impl Engine {
             inline_probes: config.inline_probes && !config.store.mmap,
             ..config.clone()
         };
-        Self::with_table_sets(&config, &sets)
+        let mut engine = Self::with_table_sets(&config, &sets)?;
+        if let Some(store) = store {
+            engine.store_metrics = store.metrics;
+        }
+        Ok(engine)
     }
 
     /// An engine reading standard tables from `dirs` through any
     /// filesystem, ignoring the config's storage choices (no atomic or
     /// antichess tables); tests use it to watch the reads. A filesystem
-    /// that may block without honouring `store::nowait` needs
+    /// that may block without honouring `store::context::refusing` needs
     /// `inline_probes` off.
     pub fn with_filesystem(
         config: &EngineConfig,
@@ -179,7 +186,13 @@ impl Engine {
             cache: AnswerCache::new(config.cache_bytes),
             memo: ProbeMemo::new(config.memo_bytes),
             directories,
+            store_metrics: Arc::default(),
         })
+    }
+
+    /// The figures of the store the engine's tables are read through.
+    pub fn store_metrics(&self) -> &Arc<StoreMetrics> {
+        &self.store_metrics
     }
 
     pub fn directories(&self) -> &[LoadedDirectory] {

@@ -1,5 +1,6 @@
 //! Where probes run: on the async worker while their reads are in memory,
-//! on a bounded pool of blocking threads when a read must wait for a disk.
+//! on a bounded pool of blocking threads when a read must wait for a disk
+//! (the two passes are explained once, in `store::context`).
 
 use std::sync::{
     Arc,
@@ -9,7 +10,7 @@ use std::sync::{
 use tokio::sync::Semaphore;
 
 use super::{EngineConfig, EngineError, Tables};
-use crate::store::{metrics, nowait};
+use crate::store::context::{self, Inline};
 
 /// The loaded tables and the blocking threads allowed to probe them at once.
 pub struct ProbePool {
@@ -86,12 +87,12 @@ impl ProbePool {
         if !self.inline {
             return None;
         }
-        let reads = metrics::current_request();
-        let result =
-            metrics::with_request(reads, || nowait::without_waiting(|| probe(&self.tables)));
-        if matches!(result, Err(EngineError::WouldWait)) {
+        let reads = context::current_request();
+        let attempt =
+            context::with_request(reads, || context::without_waiting(|| probe(&self.tables)));
+        let Inline::Done(result) = attempt else {
             return None;
-        }
+        };
         self.inline_probes.fetch_add(1, Relaxed);
         Some(result)
     }
@@ -114,10 +115,10 @@ impl ProbePool {
             .await
             .map_err(|_| EngineError::Internal("probe pool closed".into()))?;
         let tables = Arc::clone(&self.tables);
-        let reads = metrics::current_request();
+        let reads = context::current_request();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            metrics::with_request(reads, || work(&tables))
+            context::with_request(reads, || work(&tables))
         })
         .await
         .map_err(|err| EngineError::Internal(format!("probe task failed: {err}")))

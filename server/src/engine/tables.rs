@@ -20,11 +20,13 @@ use shakmaty::{
 use shakmaty_syzygy::{Dtz, MaybeRounded, Syzygy, SyzygyError, Tablebase, filesystem::Filesystem};
 
 use super::{EngineError, TableSet};
-use crate::store::{
-    coverage::MissingChecksums,
-    embedded::EmbeddedFilesystem,
-    format::{file_name, variant_table_name},
-    inventory,
+use crate::{
+    catalog::inventory,
+    store::{
+        self,
+        embedded::EmbeddedFilesystem,
+        format::{file_name, variant_table_name},
+    },
 };
 
 /// Tables found in one directory, for the start-up log.
@@ -63,7 +65,7 @@ pub enum LoadError {
     #[error("cannot read table directory {path}: {source}")]
     Directory { path: PathBuf, source: io::Error },
     #[error(transparent)]
-    MissingChecksums(#[from] MissingChecksums),
+    Store(#[from] store::OpenError),
 }
 
 /// One variant's table directories and the filesystem they are read through.

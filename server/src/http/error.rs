@@ -37,7 +37,6 @@ impl HttpError {
             HttpError::Engine(
                 EngineError::Table { .. }
                 | EngineError::ProbePanicked { .. }
-                | EngineError::WouldWait
                 | EngineError::Internal(_),
             ) => StatusCode::INTERNAL_SERVER_ERROR,
             HttpError::Deadline(_) => StatusCode::GATEWAY_TIMEOUT,

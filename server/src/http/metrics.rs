@@ -10,18 +10,20 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{
-    AppState,
-    exposition::{Exposition, Kind},
-};
+use super::AppState;
 use crate::{
     engine::{CacheStats, MemoStats},
+    exposition::{Exposition, Kind},
     service::process_health::ProcessHealth,
-    store::metrics,
+    store::context::RequestReads,
 };
 
 pub async fn metrics(State(state): State<AppState>) -> Response {
-    let mut out = Exposition::after(metrics::global().render());
+    let mut out = Exposition::default();
+    state.engine.store_metrics().render(&mut out);
+    if let Some(scrub) = &state.scrub {
+        scrub.render(&mut out);
+    }
     render_table_set(&mut out, &state);
     state.requests.render(&mut out);
     render_load(&mut out, &state);
@@ -208,10 +210,10 @@ fn to_u64(n: usize) -> u64 {
 }
 
 /// The `X-Probe-Reads` value: the request's own table reads by tier, and
-/// those served from memory without a read (index cache, verified-block
-/// cache); all zero for an answer from the response cache or one computed
-/// for an identical request that was in flight.
-pub fn probe_reads_header(reads: &metrics::RequestReads) -> HeaderValue {
+/// those served from memory without a read (the chunk caches); all zero
+/// for an answer from the response cache or one computed for an identical
+/// request that was in flight.
+pub fn probe_reads_header(reads: &RequestReads) -> HeaderValue {
     let tally = reads.tally();
     HeaderValue::from_str(&format!(
         "fast={} slow={} cached={}",
@@ -226,9 +228,6 @@ pub const PROBE_READS: axum::http::HeaderName =
 
 /// Runs an engine call counting the table reads it makes, wherever they run.
 pub async fn counting_reads<T>(work: impl Future<Output = T>) -> (T, HeaderValue) {
-    let reads = std::sync::Arc::new(metrics::RequestReads::default());
-    let result = metrics::REQUEST_READS
-        .scope(std::sync::Arc::clone(&reads), work)
-        .await;
+    let (result, reads) = crate::store::context::counting(work).await;
     (result, probe_reads_header(&reads))
 }

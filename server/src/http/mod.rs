@@ -3,7 +3,6 @@
 pub mod api;
 pub mod deadline;
 pub mod error;
-pub mod exposition;
 pub mod metrics;
 pub mod page;
 pub mod request_metrics;
@@ -23,7 +22,7 @@ use tracing::Level;
 
 use crate::{
     engine::Engine,
-    service::{connections::ConnectionStats, request_log::RequestLog},
+    service::{connections::ConnectionStats, request_log::RequestLog, scrub::ScrubState},
 };
 use request_metrics::RequestMetrics;
 
@@ -40,6 +39,9 @@ pub struct AppState {
     /// The log of served positions (`serve --request-log`), for its
     /// dropped count on /metrics.
     pub request_log: Option<RequestLog>,
+    /// The background whole-table check (`serve --scrub`), for its
+    /// progress on /metrics.
+    pub scrub: Option<Arc<ScrubState>>,
 }
 
 impl AppState {
@@ -50,6 +52,7 @@ impl AppState {
             requests: Arc::default(),
             connections: None,
             request_log: None,
+            scrub: None,
         }
     }
 }

@@ -23,7 +23,7 @@ use axum::{
     response::Response,
 };
 
-use super::exposition::{Exposition, Kind};
+use crate::exposition::{Exposition, Kind};
 
 /// The route label of requests that matched no route.
 pub const OTHER_ROUTE: &str = "other";

@@ -18,7 +18,7 @@ use axum::{
 };
 
 use super::{AppState, error::HttpError};
-use crate::{engine::Engine, store::catalog};
+use crate::{catalog, engine::Engine};
 
 /// `GET /tables`, answered with the JSON written once per variant when the
 /// routes are made (the lists change only with a restart). Without a

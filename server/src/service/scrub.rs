@@ -9,7 +9,6 @@
 //! scrub competes for), from the same counters `/metrics` shows.
 
 use std::{
-    fmt::Write as _,
     path::PathBuf,
     sync::{
         Arc, Mutex,
@@ -19,10 +18,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::store::{
-    format::{file_name, table_files},
-    metrics::{self, ScrubReport, escape},
-    published::{self, PublishedDigest},
+use crate::{
+    catalog::whole_file::{self as published, PublishedDigest},
+    exposition::{Exposition, Kind},
+    store::{
+        format::{file_name, table_files},
+        metrics::ReadMetrics,
+    },
 };
 
 /// Table reads per second above which requests count as heavy load.
@@ -56,65 +58,60 @@ impl ScrubState {
     }
 }
 
-impl ScrubReport for ScrubState {
-    fn render(&self, out: &mut String) {
-        let gauge = |out: &mut String, name: &str, help: &str, value: u64| {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
-            );
-        };
-        gauge(
-            out,
-            "zugzwang_scrub_passes_completed",
-            "Full scrub passes completed.",
-            self.passes.load(Relaxed),
+impl ScrubState {
+    /// Progress and findings, for `/metrics`.
+    pub fn render(&self, out: &mut Exposition) {
+        let gauges = [
+            (
+                "zugzwang_scrub_passes_completed",
+                "Full scrub passes completed.",
+                self.passes.load(Relaxed),
+            ),
+            (
+                "zugzwang_scrub_files",
+                "Table files in the current pass.",
+                self.files_total.load(Relaxed),
+            ),
+            (
+                "zugzwang_scrub_files_checked",
+                "Table files checked in the current pass.",
+                self.files_checked.load(Relaxed),
+            ),
+            (
+                "zugzwang_scrub_bytes",
+                "Bytes in the current pass.",
+                self.bytes_total.load(Relaxed),
+            ),
+            (
+                "zugzwang_scrub_bytes_checked",
+                "Bytes checked in the current pass.",
+                self.bytes_checked.load(Relaxed),
+            ),
+            (
+                "zugzwang_scrub_yielding",
+                "1 while the scrub slows down for request load.",
+                u64::from(self.yielding.load(Relaxed)),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            out.gauge(name, help, value);
+        }
+        let name = "zugzwang_scrub_damaged";
+        out.family(
+            name,
+            "Tables whose digest (sha256, md5 for atomic and antichess) differs from the published one.",
+            Kind::Gauge,
         );
-        gauge(
-            out,
-            "zugzwang_scrub_files",
-            "Table files in the current pass.",
-            self.files_total.load(Relaxed),
-        );
-        gauge(
-            out,
-            "zugzwang_scrub_files_checked",
-            "Table files checked in the current pass.",
-            self.files_checked.load(Relaxed),
-        );
-        gauge(
-            out,
-            "zugzwang_scrub_bytes",
-            "Bytes in the current pass.",
-            self.bytes_total.load(Relaxed),
-        );
-        gauge(
-            out,
-            "zugzwang_scrub_bytes_checked",
-            "Bytes checked in the current pass.",
-            self.bytes_checked.load(Relaxed),
-        );
-        gauge(
-            out,
-            "zugzwang_scrub_yielding",
-            "1 while the scrub slows down for request load.",
-            u64::from(self.yielding.load(Relaxed)),
-        );
-        out.push_str("# HELP zugzwang_scrub_damaged Tables whose digest (sha256, md5 for atomic and antichess) differs from the published one.\n");
-        out.push_str("# TYPE zugzwang_scrub_damaged gauge\n");
         for (table, reason) in self.damaged() {
-            let _ = writeln!(
-                out,
-                "zugzwang_scrub_damaged{{table=\"{}\",reason=\"{}\"}} 1",
-                escape(&table),
-                escape(&reason)
-            );
+            out.sample(name, &[("table", &table), ("reason", &reason)], 1);
         }
     }
 }
 
 /// Keeps reads to `rate` bytes per second (a tenth of it while `busy`).
-struct Throttle {
+struct Throttle<'a> {
+    /// The store's read counters, which tell whether requests are busy.
+    reads: &'a ReadMetrics,
     rate: f64,
     started: Instant,
     /// Seconds of reading allowed so far at the effective rates.
@@ -123,14 +120,15 @@ struct Throttle {
     last_check: Instant,
 }
 
-impl Throttle {
-    fn new(mb_per_sec: f64) -> Throttle {
+impl<'a> Throttle<'a> {
+    fn new(mb_per_sec: f64, reads: &'a ReadMetrics) -> Throttle<'a> {
         let now = Instant::now();
         Throttle {
+            reads,
             rate: (mb_per_sec * 1e6).max(1.0),
             started: now,
             budget: 0.0,
-            last_reads: metrics::global().totals_reads(),
+            last_reads: reads.totals_reads(),
             last_check: now,
         }
     }
@@ -142,8 +140,8 @@ impl Throttle {
         if elapsed < 0.2 {
             return false;
         }
-        let reads = metrics::global().totals_reads();
-        let rate = (reads - self.last_reads) as f64 / elapsed;
+        let reads = self.reads.totals_reads();
+        let rate = reads.saturating_sub(self.last_reads) as f64 / elapsed;
         self.last_reads = reads;
         self.last_check = now;
         rate > BUSY_READS_PER_SEC as f64
@@ -171,7 +169,10 @@ impl Throttle {
 
 /// Runs one pass over the table files of `dirs`, of any variant: each
 /// file with a published digest (sha256, or md5 for atomic and antichess).
-pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState) {
+/// `reads` are the counters of the store serving the same tables: their
+/// pace says when requests are busy, and a damaged table becomes suspect
+/// there.
+pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState, reads: &ReadMetrics) {
     let mut failures = Vec::new();
     let files: Vec<PathBuf> = table_files(dirs, &mut failures)
         .into_iter()
@@ -185,7 +186,7 @@ pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState) {
     state.bytes_total.store(sizes.iter().sum(), Relaxed);
     state.files_checked.store(0, Relaxed);
     state.bytes_checked.store(0, Relaxed);
-    let mut throttle = Throttle::new(mb_per_sec);
+    let mut throttle = Throttle::new(mb_per_sec, reads);
     for path in &files {
         let table = file_name(path);
         let result = published::check_file(path, |n| {
@@ -196,7 +197,7 @@ pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState) {
         damaged.retain(|(t, _)| *t != table);
         if let Err(problem) = result.map_err(|err| err.to_string()) {
             tracing::error!("scrub: {table}: {problem}");
-            metrics::global().record_scrub_finding(&table);
+            reads.record_scrub_finding(&table);
             damaged.push((table, problem));
         }
         drop(damaged);
@@ -211,14 +212,13 @@ pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState) {
 
 /// Starts scrubbing in a background thread, pass after pass, and shows its
 /// progress on `/metrics`.
-pub fn start(dirs: Vec<PathBuf>, mb_per_sec: f64) -> Arc<ScrubState> {
+pub fn start(dirs: Vec<PathBuf>, mb_per_sec: f64, reads: Arc<ReadMetrics>) -> Arc<ScrubState> {
     let state = Arc::new(ScrubState::default());
-    metrics::global().set_scrub(Arc::clone(&state) as Arc<dyn ScrubReport>);
     let worker = Arc::clone(&state);
     let spawned = thread::Builder::new().name("scrub".into()).spawn(move || {
         loop {
             let started = Instant::now();
-            scrub_pass(&dirs, mb_per_sec, &worker);
+            scrub_pass(&dirs, mb_per_sec, &worker, &reads);
             tracing::info!(
                 "scrub pass {} done in {:.0?}: {} tables, {} damaged",
                 worker.passes.load(Relaxed),
@@ -235,16 +235,21 @@ pub fn start(dirs: Vec<PathBuf>, mb_per_sec: f64) -> Arc<ScrubState> {
     state
 }
 
-/// `serve --scrub`: starts the scrub over the served table directories.
-pub fn start_for_serve(dirs: &[PathBuf], mb_per_sec: f64) {
+/// `serve --scrub`: starts the scrub over the served table directories,
+/// whose store counts `reads`.
+pub fn start_for_serve(
+    dirs: &[PathBuf],
+    mb_per_sec: f64,
+    reads: Arc<ReadMetrics>,
+) -> Option<Arc<ScrubState>> {
     if dirs.is_empty() {
         tracing::warn!(
             "--scrub: the built-in tables are part of the binary; there is nothing to scrub"
         );
-        return;
+        return None;
     }
     tracing::info!("scrubbing the tables in the background at up to {mb_per_sec} MB/s");
-    start(dirs.to_vec(), mb_per_sec);
+    Some(start(dirs.to_vec(), mb_per_sec, reads))
 }
 
 #[cfg(test)]
@@ -254,7 +259,8 @@ mod tests {
     #[test]
     fn throttle_keeps_the_rate() {
         let state = ScrubState::default();
-        let mut throttle = Throttle::new(10.0);
+        let reads = ReadMetrics::default();
+        let mut throttle = Throttle::new(10.0, &reads);
         let started = Instant::now();
         for _ in 0..5 {
             throttle.pace(1_000_000, &state);

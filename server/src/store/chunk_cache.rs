@@ -31,7 +31,6 @@
 
 use std::{
     collections::VecDeque,
-    fmt::Write as _,
     io,
     path::{Path, PathBuf},
     sync::{
@@ -45,10 +44,11 @@ use hashbrown::HashMap;
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 use super::{
-    disk_reads,
+    context,
     format::file_name,
-    metrics::{self, Tier},
+    metrics::{ReadMetrics, Tier},
 };
+use crate::exposition::Exposition;
 
 /// Bytes kept per entry: a checksum block of the tier and a page of the
 /// page cache, and enough for a lookup's 6-byte index entry and 32 bytes of
@@ -67,9 +67,8 @@ type Key = (u64, u64);
 
 static NEXT_FILE: AtomicU64 = AtomicU64::new(1);
 
-/// Process-wide figures of one kind of cache for `/metrics` (the server
-/// has one cache of each kind), and the words `/metrics` names them with.
-pub struct Figures {
+/// One cache's figures for `/metrics`, and the words `/metrics` names them with.
+struct Figures {
     /// `zugzwang_{kind}_cache_*`.
     kind: &'static str,
     /// What the cache holds, for the help texts.
@@ -83,7 +82,7 @@ pub struct Figures {
 }
 
 impl Figures {
-    const fn new(kind: &'static str, holds: &'static str, flag: &'static str) -> Figures {
+    fn new(kind: &'static str, holds: &'static str, flag: &'static str, capacity: u64) -> Figures {
         Figures {
             kind,
             holds,
@@ -91,7 +90,7 @@ impl Figures {
             hits: AtomicU64::new(0),
             loads: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
-            capacity: AtomicU64::new(0),
+            capacity: AtomicU64::new(capacity),
         }
     }
 
@@ -103,15 +102,6 @@ impl Figures {
         self.bytes.fetch_sub(bytes as u64, Relaxed);
     }
 }
-
-/// The index cache's figures.
-pub static INDEX: Figures = Figures::new(
-    "index",
-    "table indexes (chunks of headers, sparse indexes and block lengths)",
-    "--index-cache-mb",
-);
-/// The data cache's figures.
-pub static DATA: Figures = Figures::new("data", "table data blocks", "--data-cache-mb");
 
 /// One shard: chunks by key, and the order the clock hand visits them in.
 ///
@@ -188,22 +178,33 @@ impl Shard {
 pub struct ChunkCache {
     shards: Box<[RwLock<Shard>]>,
     shard_capacity: usize,
-    figures: &'static Figures,
+    figures: Figures,
 }
 
 impl ChunkCache {
     /// An index cache of at most `capacity` bytes (0: keeps nothing).
     pub fn for_index(capacity: usize) -> ChunkCache {
-        ChunkCache::counted_in(capacity, &INDEX)
+        let figures = Figures::new(
+            "index",
+            "table indexes (chunks of headers, sparse indexes and block lengths)",
+            "--index-cache-mb",
+            capacity as u64,
+        );
+        ChunkCache::counted_in(capacity, figures)
     }
 
     /// A data-block cache of at most `capacity` bytes (0: keeps nothing).
     pub fn for_data(capacity: usize) -> ChunkCache {
-        ChunkCache::counted_in(capacity, &DATA)
+        let figures = Figures::new(
+            "data",
+            "table data blocks",
+            "--data-cache-mb",
+            capacity as u64,
+        );
+        ChunkCache::counted_in(capacity, figures)
     }
 
-    fn counted_in(capacity: usize, figures: &'static Figures) -> ChunkCache {
-        figures.capacity.store(capacity as u64, Relaxed);
+    fn counted_in(capacity: usize, figures: Figures) -> ChunkCache {
         ChunkCache {
             figures,
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
@@ -213,6 +214,33 @@ impl ChunkCache {
 
     pub fn capacity(&self) -> usize {
         self.shard_capacity * SHARDS
+    }
+
+    /// This cache's figures, for `/metrics`.
+    pub fn render(&self, out: &mut Exposition) {
+        let f = &self.figures;
+        let (kind, holds, flag) = (f.kind, f.holds, f.flag);
+        let name = |figure: &str| format!("zugzwang_{kind}_cache_{figure}");
+        out.gauge(
+            &name("capacity_bytes"),
+            &format!("Memory the cache of {holds} may take ({flag})."),
+            f.capacity.load(Relaxed),
+        );
+        out.gauge(
+            &name("bytes"),
+            &format!("Memory the cache of {holds} takes now."),
+            f.bytes.load(Relaxed),
+        );
+        out.counter(
+            &name("hits_total"),
+            &format!("Reads of {holds} served from their cache."),
+            f.hits.load(Relaxed),
+        );
+        out.counter(
+            &name("loads_total"),
+            &format!("Reads of {holds} that had to load their chunks from the table."),
+            f.loads.load(Relaxed),
+        );
     }
 
     /// Bytes held now, overhead included.
@@ -294,18 +322,14 @@ impl ChunkCache {
     }
 }
 
-impl Drop for ChunkCache {
-    fn drop(&mut self) {
-        self.figures.remove_bytes(self.bytes());
-    }
-}
-
 /// A filesystem whose table files keep their index parts in `cache`, and
 /// their data blocks in `data` (a cache of no bytes keeps none).
 pub struct ChunkCachedFilesystem {
     inner: Arc<dyn Filesystem>,
     cache: Arc<ChunkCache>,
     data: Arc<ChunkCache>,
+    /// The store's read counters, where hits count as reads from memory.
+    reads: Arc<ReadMetrics>,
 }
 
 impl ChunkCachedFilesystem {
@@ -313,8 +337,14 @@ impl ChunkCachedFilesystem {
         inner: Arc<dyn Filesystem>,
         cache: Arc<ChunkCache>,
         data: Arc<ChunkCache>,
+        reads: Arc<ReadMetrics>,
     ) -> ChunkCachedFilesystem {
-        ChunkCachedFilesystem { inner, cache, data }
+        ChunkCachedFilesystem {
+            inner,
+            cache,
+            data,
+            reads,
+        }
     }
 
     pub fn cache(&self) -> &Arc<ChunkCache> {
@@ -345,6 +375,7 @@ impl Filesystem for ChunkCachedFilesystem {
             table: file_name(path).into(),
             cache: Arc::clone(&self.cache),
             data: Arc::clone(&self.data),
+            reads: Arc::clone(&self.reads),
         }))
     }
 }
@@ -355,6 +386,7 @@ struct ChunkCachedFile {
     table: Arc<str>,
     cache: Arc<ChunkCache>,
     data: Arc<ChunkCache>,
+    reads: Arc<ReadMetrics>,
 }
 
 impl ChunkCachedFile {
@@ -362,7 +394,7 @@ impl ChunkCachedFile {
     /// keeps anything; false leaves the read to the layer below.
     fn read_cached(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<bool> {
         if hint == ReadHint::SparseIndex {
-            disk_reads::begin_lookup();
+            context::begin_lookup();
         }
         let cache = if hint == ReadHint::Data {
             &self.data
@@ -387,7 +419,7 @@ impl ChunkCachedFile {
     ) -> io::Result<bool> {
         if cache.copy(self.key, offset, buf) {
             cache.figures.hits.fetch_add(1, Relaxed);
-            metrics::global().record_read(
+            self.reads.record_read(
                 &self.table,
                 Tier::Cache,
                 hint,
@@ -450,45 +482,6 @@ impl RandomAccessFile for ChunkCachedFile {
             return Ok(());
         }
         self.inner.read_exact_at(buf, offset, hint)
-    }
-}
-
-/// The caches' figures, in the Prometheus text exposition format.
-pub fn render(out: &mut String) {
-    for cache in [&INDEX, &DATA] {
-        let (kind, holds, flag) = (cache.kind, cache.holds, cache.flag);
-        let figures = [
-            (
-                "capacity_bytes",
-                "gauge",
-                format!("Memory the cache of {holds} may take ({flag})."),
-                cache.capacity.load(Relaxed),
-            ),
-            (
-                "bytes",
-                "gauge",
-                format!("Memory the cache of {holds} takes now."),
-                cache.bytes.load(Relaxed),
-            ),
-            (
-                "hits_total",
-                "counter",
-                format!("Reads of {holds} served from their cache."),
-                cache.hits.load(Relaxed),
-            ),
-            (
-                "loads_total",
-                "counter",
-                format!("Reads of {holds} that had to load their chunks from the table."),
-                cache.loads.load(Relaxed),
-            ),
-        ];
-        for (figure, type_, help, value) in figures {
-            let name = format!("zugzwang_{kind}_cache_{figure}");
-            let _ = writeln!(out, "# HELP {name} {help}");
-            let _ = writeln!(out, "# TYPE {name} {type_}");
-            let _ = writeln!(out, "{name} {value}");
-        }
     }
 }
 
@@ -565,6 +558,7 @@ mod tests {
             Arc::new(FakeFs(Arc::clone(file))),
             Arc::new(ChunkCache::for_index(capacity)),
             Arc::new(ChunkCache::for_data(data)),
+            Arc::default(),
         )
     }
 
@@ -748,6 +742,7 @@ mod tests {
             Arc::new(PreadFilesystem::new()),
             Arc::new(ChunkCache::for_index(1 << 20)),
             Arc::new(ChunkCache::for_data(0)),
+            Arc::default(),
         );
         let file = fs.open(tmp.path()).expect("open");
         assert_eq!(

@@ -3,26 +3,18 @@
 //! A table without checksums is served as it is read: a flipped bit on the
 //! disk becomes a wrong answer nobody notices. That is a choice an operator
 //! should make knowingly, so the server says at start which directories are
-//! served unchecked (and `/metrics` keeps the count), and
+//! served unchecked (and `/metrics` shows the count, kept by `store::open`), and
 //! `--require-checksums` turns it into a refusal to start.
 
 use std::{
     fmt,
     path::{Path, PathBuf},
-    sync::atomic::{AtomicU64, Ordering::Relaxed},
 };
 
 use super::{
     format::is_table_name,
     tier::{TieredFilesystem, manifest::manifest_path},
 };
-
-static UNCHECKED: AtomicU64 = AtomicU64::new(0);
-
-/// Tables served without block checksums, as of the last survey (`/metrics`).
-pub fn unchecked_tables() -> u64 {
-    UNCHECKED.load(Relaxed)
-}
 
 /// One table directory's tables without recorded checksums.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +74,7 @@ fn survey_dir(fs: &TieredFilesystem, dir: &Path) -> Uncovered {
 }
 
 /// Surveys the table directories: one warning per directory with tables
-/// served unchecked, the count for `/metrics`, and with
+/// served unchecked, and with
 /// `--require-checksums` an error naming them. Returns the directories
 /// with unchecked tables.
 pub fn survey(fs: &TieredFilesystem, dirs: &[PathBuf]) -> Result<Vec<Uncovered>, MissingChecksums> {
@@ -91,8 +83,6 @@ pub fn survey(fs: &TieredFilesystem, dirs: &[PathBuf]) -> Result<Vec<Uncovered>,
         .map(|dir| survey_dir(fs, dir))
         .filter(|u| !u.unchecked.is_empty())
         .collect();
-    let count: usize = uncovered.iter().map(|u| u.unchecked.len()).sum();
-    UNCHECKED.store(count as u64, Relaxed);
     if fs.requires_checksums() && !uncovered.is_empty() {
         return Err(MissingChecksums(uncovered));
     }

@@ -2,8 +2,9 @@
 //! disk, and the ones that decide throughput when tables are larger than RAM.
 //!
 //! `store::pread` tells them apart (its read that refuses to wait failed
-//! first) and reports each here. They are counted by kind of read on
-//! `/metrics`, and with `serve --read-trace FILE` written one per line, with
+//! first) and reports each to its store's [`DiskReads`]. They are counted by
+//! kind of read on `/metrics`, and with a trace (`StoreOptions::read_trace`,
+//! the benchmarks' `--read-trace FILE`) written one per line, with
 //! the request and the table lookup they belong to, so that
 //! `server/bench/read-trace.py` can say which tables and parts of tables
 //! they go to and which of them repeat a read made shortly before. Without
@@ -14,14 +15,12 @@
 //! probe never waits for it; lines that do not fit are dropped and counted.
 
 use std::{
-    cell::Cell,
-    fmt::Write as _,
     fs::File,
     io::{self, BufWriter, Write},
     ops::Range,
     path::{Path, PathBuf},
     sync::{
-        LazyLock, OnceLock,
+        OnceLock,
         atomic::{AtomicU64, Ordering::Relaxed},
         mpsc::{self, Receiver, RecvTimeoutError, SyncSender},
     },
@@ -31,9 +30,11 @@ use std::{
 use shakmaty_syzygy::filesystem::ReadHint;
 
 use super::{
+    context,
     format::file_name,
-    metrics::{self, KINDS},
+    metrics::{KINDS, kind_index},
 };
+use crate::exposition::{Exposition, Kind};
 
 /// Trace lines waiting for the writer before new ones are dropped.
 const QUEUE: usize = 65_536;
@@ -66,82 +67,134 @@ pub enum TraceError {
     AlreadyStarted,
 }
 
+#[derive(Default)]
 struct Counter {
     reads: AtomicU64,
     nanos: AtomicU64,
 }
 
-static COUNTS: [Counter; KINDS.len()] = [const {
-    Counter {
-        reads: AtomicU64::new(0),
-        nanos: AtomicU64::new(0),
+/// One store's reads that waited for the disk, and its trace if asked for.
+#[derive(Default)]
+pub struct DiskReads {
+    counts: [Counter; KINDS.len()],
+    /// Reads that waited for another probe's read of their window.
+    joined: AtomicU64,
+    trace: OnceLock<Trace>,
+}
+
+impl DiskReads {
+    /// Disk reads made so far, of all kinds (not counting those that
+    /// waited for another probe's read).
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|c| c.reads.load(Relaxed)).sum()
     }
-}; KINDS.len()];
 
-/// Reads that waited for another probe's read of their window.
-static JOINED: AtomicU64 = AtomicU64::new(0);
-static NEXT_LOOKUP: AtomicU64 = AtomicU64::new(1);
-static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
-static TRACE: OnceLock<Trace> = OnceLock::new();
-
-thread_local! {
-    /// The lookup this thread is in (see [`begin_lookup`]); 0: none yet.
-    static LOOKUP: Cell<u64> = const { Cell::new(0) };
-}
-
-/// Marks the start of a table lookup on this thread (its sparse-index
-/// read), so the disk reads that follow on it are grouped under one lookup.
-pub fn begin_lookup() {
-    LOOKUP.with(|l| l.set(NEXT_LOOKUP.fetch_add(1, Relaxed)));
-}
-
-/// Lookups begun so far.
-pub fn lookups() -> u64 {
-    NEXT_LOOKUP.load(Relaxed) - 1
-}
-
-/// Disk reads made so far, of all kinds (not counting those that waited
-/// for another probe's read).
-pub fn total() -> u64 {
-    COUNTS.iter().map(|c| c.reads.load(Relaxed)).sum()
-}
-
-/// Counts a read that waited for the disk, and traces it if asked to.
-pub fn record(read: &DiskRead) {
-    if let Some(trace) = TRACE.get() {
-        trace.send(read);
+    /// Counts a read that waited for the disk, and traces it if asked to.
+    pub fn record(&self, read: &DiskRead) {
+        if let Some(trace) = self.trace.get() {
+            trace.send(read);
+        }
+        if read.joined {
+            self.joined.fetch_add(1, Relaxed);
+            return;
+        }
+        let counter = &self.counts[kind_index(read.hint)];
+        counter.reads.fetch_add(1, Relaxed);
+        let nanos = u64::try_from(read.took.as_nanos()).unwrap_or(u64::MAX);
+        counter.nanos.fetch_add(nanos, Relaxed);
     }
-    if read.joined {
-        JOINED.fetch_add(1, Relaxed);
-        return;
-    }
-    let counter = &COUNTS[metrics::kind_index(read.hint)];
-    counter.reads.fetch_add(1, Relaxed);
-    let nanos = u64::try_from(read.took.as_nanos()).unwrap_or(u64::MAX);
-    counter.nanos.fetch_add(nanos, Relaxed);
-}
 
-/// Starts writing every disk read to `path` (replacing it), one line each.
-pub fn start_trace(path: &Path) -> Result<(), TraceError> {
-    let create = |source| TraceError::Create {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut out = BufWriter::new(File::create(path).map_err(create)?);
-    writeln!(out, "{HEADER}").map_err(create)?;
-    let (tx, rx) = mpsc::sync_channel(QUEUE);
-    let trace = Trace {
-        tx,
-        dropped: AtomicU64::new(0),
-    };
-    TRACE.set(trace).map_err(|_| TraceError::AlreadyStarted)?;
-    LazyLock::force(&EPOCH);
-    let shown = path.display().to_string();
-    std::thread::Builder::new()
-        .name("read-trace".into())
-        .spawn(move || write_trace(out, rx, &shown))
-        .map_err(create)?;
-    Ok(())
+    /// Starts writing every disk read to `path` (replacing it), one line
+    /// each, by a thread of its own that lives as long as the process.
+    pub fn start_trace(self: &std::sync::Arc<Self>, path: &Path) -> Result<(), TraceError> {
+        let create = |source| TraceError::Create {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut out = BufWriter::new(File::create(path).map_err(create)?);
+        writeln!(out, "{HEADER}").map_err(create)?;
+        let (tx, rx) = mpsc::sync_channel(QUEUE);
+        let trace = Trace {
+            tx,
+            dropped: AtomicU64::new(0),
+            epoch: Instant::now(),
+        };
+        self.trace
+            .set(trace)
+            .map_err(|_| TraceError::AlreadyStarted)?;
+        let shown = path.display().to_string();
+        let reads = std::sync::Arc::clone(self);
+        std::thread::Builder::new()
+            .name("read-trace".into())
+            .spawn(move || reads.write_trace(out, rx, &shown))
+            .map_err(create)?;
+        Ok(())
+    }
+
+    fn tick_line(&self) -> String {
+        let (dropped, elapsed) = self.trace.get().map_or((0, Duration::ZERO), |t| {
+            (t.dropped.load(Relaxed), t.epoch.elapsed())
+        });
+        format!(
+            "#tick\t{}\t{}\t{}\t{}\t{dropped}",
+            millis(elapsed),
+            context::requests_started(),
+            context::lookups_started(),
+            self.total(),
+        )
+    }
+
+    /// The writer thread: lines as they come, a tick every second, flushed
+    /// whenever the queue is empty, so a killed server leaves a usable file.
+    fn write_trace(&self, mut out: BufWriter<File>, rx: Receiver<String>, path: &str) {
+        let mut next_tick = Instant::now();
+        loop {
+            let line = match rx.recv_timeout(TICK) {
+                Ok(line) => Some(line),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            let written = line
+                .into_iter()
+                .chain(rx.try_iter())
+                .try_for_each(|line| writeln!(out, "{line}"))
+                .and_then(|()| {
+                    if Instant::now() >= next_tick {
+                        next_tick += TICK;
+                        writeln!(out, "{}", self.tick_line())?;
+                    }
+                    out.flush()
+                });
+            if let Err(err) = written {
+                tracing::error!("cannot write the read trace {path}: {err}; tracing stops");
+                return;
+            }
+        }
+    }
+
+    /// The counters, for `/metrics`.
+    pub fn render(&self, out: &mut Exposition) {
+        let name = "zugzwang_table_disk_reads_total";
+        out.family(name, "Table reads the page cache could not serve (they waited for the disk), by kind of read; counted with --read-around above 0 only.", Kind::Counter);
+        for (counter, (_, kind)) in self.counts.iter().zip(KINDS) {
+            out.sample(name, &[("kind", kind)], counter.reads.load(Relaxed));
+        }
+        out.counter(
+            "zugzwang_table_disk_reads_joined_total",
+            "Table reads that missed the page cache while another probe was reading the same window, and waited for that read instead of making their own.",
+            self.joined.load(Relaxed),
+        );
+        let name = "zugzwang_table_disk_read_seconds_total";
+        out.family(
+            name,
+            "Time spent in table reads that waited for the disk, by kind of read.",
+            Kind::Counter,
+        );
+        for (counter, (_, kind)) in self.counts.iter().zip(KINDS) {
+            let secs = counter.nanos.load(Relaxed) as f64 / 1e9;
+            out.sample(name, &[("kind", kind)], secs);
+        }
+    }
 }
 
 /// The columns of a trace line. Lines starting with `#tick` are written
@@ -153,16 +206,35 @@ pub const HEADER: &str =
 struct Trace {
     tx: SyncSender<String>,
     dropped: AtomicU64,
+    /// When the trace began: lines give their time since.
+    epoch: Instant,
 }
 
 impl Trace {
     fn send(&self, read: &DiskRead) {
-        if self.tx.try_send(line(read)).is_err() {
+        if self.tx.try_send(self.line(read)).is_err() {
             let before = self.dropped.fetch_add(1, Relaxed);
             if before.is_power_of_two() || before == 0 {
                 tracing::warn!("read trace falling behind: {} lines dropped", before + 1);
             }
         }
+    }
+
+    fn line(&self, read: &DiskRead) -> String {
+        format!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            millis(read.started.saturating_duration_since(self.epoch)),
+            millis(read.took),
+            context::current_request_id(),
+            context::current_lookup(),
+            file_name(read.path),
+            kind_label(read.hint),
+            read.offset,
+            read.len,
+            read.window.start,
+            read.window.end - read.window.start,
+            u8::from(read.joined),
+        )
     }
 }
 
@@ -171,92 +243,7 @@ fn millis(d: Duration) -> String {
 }
 
 fn kind_label(hint: ReadHint) -> &'static str {
-    KINDS[metrics::kind_index(hint)].1
-}
-
-fn line(read: &DiskRead) -> String {
-    format!(
-        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
-        millis(read.started.saturating_duration_since(*EPOCH)),
-        millis(read.took),
-        metrics::current_request_id(),
-        LOOKUP.with(Cell::get),
-        file_name(read.path),
-        kind_label(read.hint),
-        read.offset,
-        read.len,
-        read.window.start,
-        read.window.end - read.window.start,
-        u8::from(read.joined),
-    )
-}
-
-fn tick_line() -> String {
-    let dropped = TRACE.get().map_or(0, |t| t.dropped.load(Relaxed));
-    format!(
-        "#tick\t{}\t{}\t{}\t{}\t{dropped}",
-        millis(EPOCH.elapsed()),
-        metrics::requests_started(),
-        lookups(),
-        total(),
-    )
-}
-
-/// The writer thread: lines as they come, a tick every second, flushed
-/// whenever the queue is empty, so a killed server leaves a usable file.
-fn write_trace(mut out: BufWriter<File>, rx: Receiver<String>, path: &str) {
-    let mut next_tick = Instant::now();
-    loop {
-        let line = match rx.recv_timeout(TICK) {
-            Ok(line) => Some(line),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => return,
-        };
-        let written = line
-            .into_iter()
-            .chain(rx.try_iter())
-            .try_for_each(|line| writeln!(out, "{line}"))
-            .and_then(|()| {
-                if Instant::now() >= next_tick {
-                    next_tick += TICK;
-                    writeln!(out, "{}", tick_line())?;
-                }
-                out.flush()
-            });
-        if let Err(err) = written {
-            tracing::error!("cannot write the read trace {path}: {err}; tracing stops");
-            return;
-        }
-    }
-}
-
-/// The counters, in the Prometheus text exposition format.
-pub fn render(out: &mut String) {
-    out.push_str("# HELP zugzwang_table_disk_reads_total Table reads the page cache could not serve (they waited for the disk), by kind of read; counted with --read-around above 0 only.\n");
-    out.push_str("# TYPE zugzwang_table_disk_reads_total counter\n");
-    for (i, (_, kind)) in KINDS.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "zugzwang_table_disk_reads_total{{kind=\"{kind}\"}} {}",
-            COUNTS[i].reads.load(Relaxed)
-        );
-    }
-    out.push_str("# HELP zugzwang_table_disk_reads_joined_total Table reads that missed the page cache while another probe was reading the same window, and waited for that read instead of making their own.\n");
-    out.push_str("# TYPE zugzwang_table_disk_reads_joined_total counter\n");
-    let _ = writeln!(
-        out,
-        "zugzwang_table_disk_reads_joined_total {}",
-        JOINED.load(Relaxed)
-    );
-    out.push_str("# HELP zugzwang_table_disk_read_seconds_total Time spent in table reads that waited for the disk, by kind of read.\n");
-    out.push_str("# TYPE zugzwang_table_disk_read_seconds_total counter\n");
-    for (i, (_, kind)) in KINDS.iter().enumerate() {
-        let secs = COUNTS[i].nanos.load(Relaxed) as f64 / 1e9;
-        let _ = writeln!(
-            out,
-            "zugzwang_table_disk_read_seconds_total{{kind=\"{kind}\"}} {secs}"
-        );
-    }
+    KINDS[kind_index(hint)].1
 }
 
 #[cfg(test)]
@@ -275,7 +262,13 @@ mod tests {
             started: Instant::now(),
             took: Duration::from_micros(2500),
         };
-        let line = line(&read);
+        let (tx, _rx) = mpsc::sync_channel(1);
+        let trace = Trace {
+            tx,
+            dropped: AtomicU64::new(0),
+            epoch: Instant::now(),
+        };
+        let line = trace.line(&read);
         let fields: Vec<&str> = line.split('\t').collect();
         assert_eq!(fields.len(), HEADER.split('\t').count(), "{line}");
         assert_eq!(fields[1], "2.500");
@@ -295,15 +288,32 @@ mod tests {
 
     #[test]
     fn lookups_are_numbered_per_thread() {
-        begin_lookup();
-        let here = LOOKUP.with(Cell::get);
+        context::begin_lookup();
+        let here = context::current_lookup();
         let there = std::thread::spawn(|| {
-            begin_lookup();
-            LOOKUP.with(Cell::get)
+            context::begin_lookup();
+            context::current_lookup()
         })
         .join()
         .expect("thread");
         assert!(here > 0 && there > 0 && here != there);
-        assert_eq!(LOOKUP.with(Cell::get), here);
+        assert_eq!(context::current_lookup(), here);
+    }
+
+    #[test]
+    fn two_stores_count_their_own_disk_reads() {
+        let (one, two) = (DiskReads::default(), DiskReads::default());
+        let read = DiskRead {
+            path: Path::new("/tables/KQvK.rtbw"),
+            hint: ReadHint::Data,
+            offset: 0,
+            len: 32,
+            window: 0..4096,
+            joined: false,
+            started: Instant::now(),
+            took: Duration::from_micros(10),
+        };
+        one.record(&read);
+        assert_eq!((one.total(), two.total()), (1, 0));
     }
 }

@@ -27,22 +27,7 @@ use lru::LruCache;
 
 use super::pread::TableIoError;
 
-/// Table file descriptors open in the process, across pools.
-static OPEN: AtomicU64 = AtomicU64::new(0);
-/// The budget of the most recently created pool (the server has one).
-static BUDGET: AtomicU64 = AtomicU64::new(0);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-/// Table file descriptors open now (including ones closed by the pool that a
-/// read in progress still holds).
-pub fn open_handles() -> u64 {
-    OPEN.load(Relaxed)
-}
-
-/// The table-handle budget in force, for `/metrics`.
-pub fn budget() -> u64 {
-    BUDGET.load(Relaxed)
-}
 
 /// Whether an error means the process or the system had no descriptor left.
 pub fn is_out_of_descriptors(err: &io::Error) -> bool {
@@ -59,14 +44,20 @@ pub fn is_out_of_descriptors(err: &io::Error) -> bool {
             .is_some_and(|e| e.out_of_descriptors)
 }
 
-/// One open descriptor; counted while it lives.
+/// One open descriptor; counted in its pool's figure while it lives.
 #[derive(Debug)]
-pub struct Handle(File);
+pub struct Handle {
+    file: File,
+    alive: Arc<AtomicU64>,
+}
 
 impl Handle {
-    fn new(file: File) -> Handle {
-        OPEN.fetch_add(1, Relaxed);
-        Handle(file)
+    fn new(file: File, alive: &Arc<AtomicU64>) -> Handle {
+        alive.fetch_add(1, Relaxed);
+        Handle {
+            file,
+            alive: Arc::clone(alive),
+        }
     }
 }
 
@@ -74,13 +65,13 @@ impl Deref for Handle {
     type Target = File;
 
     fn deref(&self) -> &File {
-        &self.0
+        &self.file
     }
 }
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        OPEN.fetch_sub(1, Relaxed);
+        self.alive.fetch_sub(1, Relaxed);
     }
 }
 
@@ -89,20 +80,29 @@ impl Drop for Handle {
 pub struct HandlePool {
     open: Mutex<LruCache<u64, Arc<Handle>>>,
     budget: NonZeroUsize,
+    /// Descriptors alive, including ones the pool closed that a read in
+    /// progress still holds.
+    alive: Arc<AtomicU64>,
 }
 
 impl HandlePool {
     pub fn new(budget: usize) -> Arc<HandlePool> {
         let budget = NonZeroUsize::new(budget).unwrap_or(NonZeroUsize::MIN);
-        BUDGET.store(budget.get() as u64, Relaxed);
         Arc::new(HandlePool {
             open: Mutex::new(LruCache::new(budget)),
             budget,
+            alive: Arc::default(),
         })
     }
 
     pub fn budget(&self) -> usize {
         self.budget.get()
+    }
+
+    /// Table file descriptors open now (including ones closed by the pool
+    /// that a read in progress still holds).
+    pub fn open_handles(&self) -> u64 {
+        self.alive.load(Relaxed)
     }
 
     /// Descriptors this pool keeps open.
@@ -257,7 +257,7 @@ fn identity(meta: &fs::Metadata) -> (u64, u64, u64) {
 fn open_file(pool: &HandlePool, path: &Path) -> io::Result<Handle> {
     pool.make_room();
     pool.with_room(|| open_without_atime(path))
-        .map(Handle::new)
+        .map(|file| Handle::new(file, &pool.alive))
         .map_err(|err| TableIoError::open(path, err))
 }
 

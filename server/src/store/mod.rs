@@ -1,54 +1,53 @@
-//! How table files are read: the filesystem layers handed to shakmaty-syzygy.
+//! How table files are read: the filesystem layers handed to shakmaty-syzygy,
+//! and nothing else (the published catalogue, fetching and the tier builder
+//! live beside the store, in `catalog`, `fetch` and `tier_build`).
 //!
 //! `pread` is the default for table directories on disk; `embedded` serves the
 //! 3- and 4-piece tables compiled into the binary so a fresh clone answers
 //! without configuration; `tier` is the fast tier: each table's prefix
-//! (`format` finds it) on fast storage, its per-block checksums checked on
-//! every read, and the `build` that writes them. Verified blocks are kept
-//! in memory (`verified_cache`); every table's index parts (headers, sparse
-//! indexes, block lengths) are kept in memory within a budget
-//! (`chunk_cache`); reads are counted in `metrics`, and those that waited for
-//! the disk in `disk_reads` (which can also trace them to a file);
-//! concurrent misses on one window make one read (`single_flight`), and
-//! a miss is told from a hit without starting I/O (`residency`); `nowait`
-//! lets a probe refuse every read that would wait for a disk. Descriptors
-//! of table files are kept within a budget by `handles`; tables whose header
-//! failed its checksum are refused for a while (`quarantine`); `coverage`
-//! says at start which tables are served without checksums; `catalog`
-//! holds, per variant, the published name, digest and (standard only) size
-//! of every table and which tables its captures and promotions lead to
-//! (`material` has each variant's rules for those); `variant_digests` reads
-//! the md5 lists of atomic and antichess tables; `published` checks whole
-//! files against those digests.
+//! (`format` finds it) on fast storage and its per-block checksums checked
+//! on every read. Every table's index parts (headers, sparse indexes, block
+//! lengths) and recently read data blocks are kept in memory within a
+//! budget (`chunk_cache`); reads are counted in `metrics`, and those that
+//! waited for the disk in `disk_reads` (which can also trace them to a
+//! file); concurrent misses on one window make one read (`single_flight`),
+//! and a miss is told from a hit without starting I/O (`residency`).
+//! `context` is what a read knows of the request it serves: its counters,
+//! and whether it may wait for a disk. Descriptors of table files are kept
+//! within a budget by `handles` (`descriptors` shares the open-files limit
+//! with connections); tables whose header failed its checksum are refused
+//! for a while (`quarantine`); `coverage` says at start which tables are
+//! served without checksums.
+//!
+//! [`open`] returns the filesystem with its figures ([`StoreMetrics`]):
+//! every layer counts into values it was given, so two stores in one
+//! process keep separate figures.
 
-pub mod catalog;
 pub mod chunk_cache;
+pub mod context;
 pub mod coverage;
 pub mod descriptors;
 pub mod disk_reads;
 pub mod embedded;
-pub mod fetch;
 pub mod format;
 pub mod handles;
-pub mod inventory;
-pub mod material;
 pub mod metrics;
-pub mod nowait;
 pub mod pread;
-pub mod published;
 pub mod quarantine;
 pub mod residency;
 pub mod single_flight;
 pub mod tier;
-pub mod variant_digests;
-pub mod verified_cache;
 
 use std::{path::PathBuf, sync::Arc};
 
 use shakmaty_syzygy::filesystem::{Filesystem, MmapFilesystem};
 
+use crate::exposition::Exposition;
 use chunk_cache::{ChunkCache, ChunkCachedFilesystem};
 use coverage::MissingChecksums;
+use disk_reads::{DiskReads, TraceError};
+use handles::HandlePool;
+use metrics::ReadMetrics;
 use tier::{TierOptions, TieredFilesystem};
 
 /// How table files on disk are read (`EngineConfig::store`).
@@ -75,6 +74,9 @@ pub struct StoreOptions {
     /// Bytes of table data blocks kept in process memory (`chunk_cache`'s
     /// data cache); 0 keeps none.
     pub data_cache_bytes: u64,
+    /// Write every read that waited for the disk to this file (a
+    /// benchmark's `--read-trace`, see `disk_reads`).
+    pub read_trace: Option<PathBuf>,
 }
 
 /// The index cache when nothing sizes it (tests, `zugzwang probe`).
@@ -100,23 +102,101 @@ impl Default for StoreOptions {
             table_handles: None,
             index_cache_bytes: DEFAULT_INDEX_CACHE_BYTES,
             data_cache_bytes: DEFAULT_DATA_CACHE_BYTES,
+            read_trace: None,
         }
     }
 }
 
-/// The filesystem the tables of `dirs` are read through: mmap when asked,
-/// else the tiered pread store (after surveying which tables have
-/// checksums) with the tables' indexes and recently read data blocks kept
-/// in memory above it.
-pub fn open(
-    options: &StoreOptions,
-    dirs: &[PathBuf],
-) -> Result<Arc<dyn Filesystem>, MissingChecksums> {
+/// Why a store could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    MissingChecksums(#[from] MissingChecksums),
+    #[error(transparent)]
+    ReadTrace(#[from] TraceError),
+}
+
+/// An open store: the filesystem shakmaty-syzygy reads the tables through,
+/// and the figures its layers count.
+pub struct Store {
+    pub filesystem: Arc<dyn Filesystem>,
+    pub metrics: Arc<StoreMetrics>,
+}
+
+/// A store's figures for `/metrics`, held by the layers that count them.
+/// A store without one of the layers (embedded tables, mmap) shows its
+/// figures as zero, so `/metrics` names the same series in every setup.
+pub struct StoreMetrics {
+    pub reads: Arc<ReadMetrics>,
+    pub disk_reads: Arc<DiskReads>,
+    pub index_cache: Arc<ChunkCache>,
+    pub data_cache: Arc<ChunkCache>,
+    /// The table descriptors; `None` where the store opens no files itself.
+    pub handles: Option<Arc<HandlePool>>,
+    /// Tables served without block checksums, surveyed at open.
+    pub unchecked_tables: u64,
+}
+
+impl Default for StoreMetrics {
+    fn default() -> Self {
+        StoreMetrics {
+            reads: Arc::default(),
+            disk_reads: Arc::default(),
+            index_cache: Arc::new(ChunkCache::for_index(0)),
+            data_cache: Arc::new(ChunkCache::for_data(0)),
+            handles: None,
+            unchecked_tables: 0,
+        }
+    }
+}
+
+impl StoreMetrics {
+    /// Every figure of the store, each layer rendering its own.
+    pub fn render(&self, out: &mut Exposition) {
+        self.reads.render_reads(out);
+        self.disk_reads.render(out);
+        self.index_cache.render(out);
+        self.data_cache.render(out);
+        self.reads.render_fast_tier(out);
+        self.reads.render_integrity(out);
+        self.render_health(out);
+    }
+
+    /// Table handles and checksum coverage: what decides whether the
+    /// server can keep answering, and answering right.
+    fn render_health(&self, out: &mut Exposition) {
+        let handles = self.handles.as_deref();
+        out.gauge(
+            "zugzwang_table_handles_open",
+            "Table files open now (tables, prefixes, checksum lists).",
+            handles.map_or(0, HandlePool::open_handles),
+        );
+        out.gauge(
+            "zugzwang_table_handles_budget",
+            "Table files kept open at most; the least recently used are closed beyond it.",
+            handles.map_or(0, |h| h.budget() as u64),
+        );
+        out.gauge(
+            "zugzwang_tables_without_checksums",
+            "Tables served without recorded block checksums (a damaged disk can give wrong answers).",
+            self.unchecked_tables,
+        );
+    }
+}
+
+/// The store the tables of `dirs` are read through: mmap when asked, else
+/// the tiered pread store (after surveying which tables have checksums)
+/// with the tables' indexes and recently read data blocks kept in memory
+/// above it.
+pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError> {
     if options.mmap {
         // Safety: the operator asked for mmap explicitly; tables must not
         // change while served and I/O errors become signals (see --mmap help).
         let fs = unsafe { MmapFilesystem::new() };
-        return Ok(Arc::new(fs.with_advise_random(options.advise_random)));
+        return Ok(Store {
+            filesystem: Arc::new(fs.with_advise_random(options.advise_random)),
+            metrics: Arc::default(),
+        });
     }
     let mut fs = TieredFilesystem::new(TierOptions {
         fast_dir: options.fast.clone(),
@@ -129,12 +209,19 @@ pub fn open(
         fs = fs.with_handle_budget(handles);
     }
     tracing::info!("keeping at most {} table files open", fs.handles().budget());
-    coverage::survey(&fs, dirs)?;
-    let cache =
+    let uncovered = coverage::survey(&fs, dirs)?;
+    if let Some(path) = &options.read_trace {
+        fs.disk_reads().start_trace(path)?;
+        tracing::info!(
+            "tracing table reads that wait for the disk to {}",
+            path.display()
+        );
+    }
+    let index =
         ChunkCache::for_index(usize::try_from(options.index_cache_bytes).unwrap_or(usize::MAX));
     tracing::info!(
         "keeping up to {} MiB of table indexes in memory",
-        cache.capacity() >> 20
+        index.capacity() >> 20
     );
     let data =
         ChunkCache::for_data(usize::try_from(options.data_cache_bytes).unwrap_or(usize::MAX));
@@ -142,9 +229,22 @@ pub fn open(
         "keeping up to {} MiB of table data blocks in memory",
         data.capacity() >> 20
     );
-    Ok(Arc::new(ChunkCachedFilesystem::new(
+    let metrics = Arc::new(StoreMetrics {
+        reads: Arc::clone(fs.metrics()),
+        disk_reads: Arc::clone(fs.disk_reads()),
+        index_cache: Arc::new(index),
+        data_cache: Arc::new(data),
+        handles: Some(Arc::clone(fs.handles())),
+        unchecked_tables: uncovered.iter().map(|u| u.unchecked.len() as u64).sum(),
+    });
+    let filesystem = ChunkCachedFilesystem::new(
         Arc::new(fs),
-        Arc::new(cache),
-        Arc::new(data),
-    )))
+        Arc::clone(&metrics.index_cache),
+        Arc::clone(&metrics.data_cache),
+        Arc::clone(&metrics.reads),
+    );
+    Ok(Store {
+        filesystem: Arc::new(filesystem),
+        metrics,
+    })
 }

@@ -29,20 +29,26 @@ use std::{
 use rustix::io::{Errno, ReadWriteFlags};
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
-use super::descriptors::DescriptorBudget;
-use super::disk_reads::{self, DiskRead};
-use super::format::file_name;
-use super::handles::{self, HandlePool, PooledFile};
-use super::nowait;
-use super::residency::{self, Residency};
-use super::single_flight::{self, Role};
+use super::{
+    context,
+    descriptors::DescriptorBudget,
+    disk_reads::{DiskRead, DiskReads},
+    format::file_name,
+    handles::{self, HandlePool, PooledFile},
+    residency::{self, Residency},
+    single_flight::{Flights, Role},
+};
 
 /// Reads tables with positioned reads, optionally hinting random access.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct PreadFilesystem {
     advise_random: bool,
     read_around: u64,
     handles: Arc<HandlePool>,
+    /// Window reads in progress, shared by the files opened here.
+    flights: Arc<Flights>,
+    /// Reads that waited for the disk, counted for the store's `/metrics`.
+    disk_reads: Arc<DiskReads>,
 }
 
 impl Default for PreadFilesystem {
@@ -60,6 +66,8 @@ impl PreadFilesystem {
             advise_random: false,
             read_around: 0,
             handles: HandlePool::new(usize::try_from(budget).unwrap_or(usize::MAX)),
+            flights: Arc::default(),
+            disk_reads: Arc::default(),
         }
     }
 
@@ -90,6 +98,11 @@ impl PreadFilesystem {
 
     pub fn handles(&self) -> &Arc<HandlePool> {
         &self.handles
+    }
+
+    /// The reads that waited for the disk, for `/metrics` and the trace.
+    pub fn disk_reads(&self) -> &Arc<DiskReads> {
+        &self.disk_reads
     }
 }
 
@@ -182,8 +195,8 @@ impl Filesystem for PreadFilesystem {
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
-        if nowait::refusing() {
-            return Err(nowait::would_wait());
+        if context::refusing() {
+            return Err(context::refuse());
         }
         self.open_pread(path)
             .map(|file| Box::new(file) as Box<dyn RandomAccessFile>)
@@ -204,6 +217,8 @@ impl PreadFilesystem {
             size_at_open: meta.len(),
             read_around: self.read_around,
             nowait_works: AtomicBool::new(true),
+            flights: Arc::clone(&self.flights),
+            disk_reads: Arc::clone(&self.disk_reads),
         })
     }
 }
@@ -226,6 +241,8 @@ pub struct PreadFile {
     read_around: u64,
     /// Cleared when the kernel or file system cannot do `RWF_NOWAIT` reads.
     nowait_works: AtomicBool,
+    flights: Arc<Flights>,
+    disk_reads: Arc<DiskReads>,
 }
 
 impl PreadFile {
@@ -263,8 +280,8 @@ impl PreadFile {
         }
     }
 
-    /// Inside [`nowait::without_waiting`]: the bytes if the page cache has
-    /// them all and the descriptor is open, else [`nowait::WouldWait`]
+    /// Inside [`context::without_waiting`]: the bytes if the page cache has
+    /// them all and the descriptor is open, else a refusal
     /// (reopening a closed descriptor may wait on the disk too).
     /// The page cache is asked first, so that a refusal never starts I/O:
     /// the pool's retry must find the bytes missing, to read the window
@@ -278,7 +295,7 @@ impl PreadFile {
         if cached {
             Ok(buf.len())
         } else {
-            Err(nowait::would_wait())
+            Err(context::refuse())
         }
     }
 
@@ -294,7 +311,7 @@ impl PreadFile {
             return false;
         };
         let started = Instant::now();
-        let (window, role) = single_flight::global().read((self.file.id(), start), || {
+        let (window, role) = self.flights.read((self.file.id(), start), || {
             let mut window = vec![0; window_len];
             let got = file.read_at(&mut window, start).ok()?;
             window.truncate(got);
@@ -308,7 +325,7 @@ impl PreadFile {
             return false;
         };
         buf.copy_from_slice(wanted);
-        disk_reads::record(&DiskRead {
+        self.disk_reads.record(&DiskRead {
             path: self.file.path(),
             hint,
             offset,
@@ -341,7 +358,7 @@ impl PreadFile {
 
 impl RandomAccessFile for PreadFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
-        if nowait::refusing() {
+        if context::refusing() {
             return self.read_from_memory(buf, offset);
         }
         let file = self.file.handle()?;

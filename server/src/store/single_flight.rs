@@ -16,7 +16,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard},
+    sync::{Arc, Condvar, Mutex, MutexGuard},
 };
 
 /// A window of one open file: the file's id in the handle pool and the
@@ -43,13 +43,6 @@ struct Flight {
 #[derive(Default)]
 pub struct Flights {
     reading: Mutex<HashMap<Key, Arc<Flight>>>,
-}
-
-static GLOBAL: LazyLock<Flights> = LazyLock::new(Flights::default);
-
-/// The process-wide set (window keys are unique across open files).
-pub fn global() -> &'static Flights {
-    &GLOBAL
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -10,10 +10,15 @@ use std::{
     sync::Arc,
 };
 
-use server::store::{
-    format,
-    metrics::{self, ReadEvent, Tier},
-    tier::{self, TierOptions, TieredFilesystem},
+use server::{
+    progress::Silent,
+    store::{
+        context::{self, ReadEvent},
+        format,
+        metrics::{ReadMetrics, Tier},
+        tier::{INTEGRITY_SUBDIR, TierOptions, TieredFilesystem},
+    },
+    tier_build::{self as tier},
 };
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
@@ -32,15 +37,12 @@ pub fn build_tier(tables: &Path, fast: &Path) -> tier::Summary {
 pub fn init_checksums(tables: &Path) -> tier::Summary {
     build(tier::BuildOptions {
         prefixes: false,
-        ..tier::BuildOptions::new(
-            vec![tables.to_path_buf()],
-            tables.join(tier::INTEGRITY_SUBDIR),
-        )
+        ..tier::BuildOptions::new(vec![tables.to_path_buf()], tables.join(INTEGRITY_SUBDIR))
     })
 }
 
 fn build(options: tier::BuildOptions) -> tier::Summary {
-    let summary = tier::build(&options);
+    let summary = tier::build(&options, &Silent);
     assert!(summary.failures.is_empty(), "{:?}", summary.failures);
     summary
 }
@@ -61,27 +63,27 @@ pub fn workload_34() -> Vec<Chess> {
 }
 
 pub fn tablebase(dirs: &[PathBuf], fast: Option<&Path>, check_blocks: bool) -> Tablebase<Chess> {
-    tablebase_cached(dirs, fast, check_blocks, true)
+    tablebase_with_reads(dirs, fast, check_blocks).0
 }
 
-/// Like `tablebase`, choosing whether verified blocks are kept in memory.
-pub fn tablebase_cached(
+/// Like `tablebase`, with the store's read counters (which are its own,
+/// whatever other tests in the process read).
+pub fn tablebase_with_reads(
     dirs: &[PathBuf],
     fast: Option<&Path>,
     check_blocks: bool,
-    cache: bool,
-) -> Tablebase<Chess> {
+) -> (Tablebase<Chess>, Arc<ReadMetrics>) {
     let fs = TieredFilesystem::new(TierOptions {
         fast_dir: fast.map(Path::to_path_buf),
         check_blocks,
         ..TierOptions::default()
-    })
-    .with_verified_cache(cache);
+    });
+    let reads = Arc::clone(fs.metrics());
     let mut tb = Tablebase::with_filesystem(Arc::new(fs));
     for dir in dirs {
         tb.add_directory(dir).expect("table directory");
     }
-    tb
+    (tb, reads)
 }
 
 /// What a replay saw.
@@ -173,7 +175,7 @@ pub fn replay(
     mut each_position: impl FnMut(&[ReadEvent]),
 ) -> Replay {
     let mut replay = Replay::default();
-    metrics::start_thread_log();
+    context::start_thread_log();
     for pos in positions {
         replay.positions += 1;
         let wdl = tb.probe_wdl_after_zeroing(pos);
@@ -181,7 +183,7 @@ pub fn replay(
         if wdl.is_err() || dtz.is_err() {
             replay.unanswered += 1;
         }
-        let events = metrics::take_thread_log();
+        let events = context::take_thread_log();
         each_position(&events);
         count_lookups(&events, &mut replay);
     }

@@ -31,13 +31,13 @@ use super::{
     manifest::{Manifest, ManifestError, prefix_path, sums_path},
 };
 use crate::store::{
+    context,
+    disk_reads::DiskReads,
     format::file_name,
-    handles::HandlePool,
-    metrics::{self, Tier},
-    nowait,
+    handles::{self, HandlePool},
+    metrics::{ReadMetrics, Tier},
     pread::{PreadFile, PreadFilesystem, TableIoError},
     quarantine::Quarantine,
-    verified_cache,
 };
 
 /// Where `zugzwang verify --init` keeps checksums for tables served without a
@@ -69,14 +69,15 @@ impl Default for TierOptions {
 }
 
 /// Reads tables from the slow directories, their prefixes from the fast one.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TieredFilesystem {
     slow: PreadFilesystem,
     fast_dir: Option<PathBuf>,
     check_blocks: bool,
-    cache_verified: bool,
     require_checksums: bool,
     quarantine: Arc<Quarantine>,
+    /// This store's read counters, shared with the files opened here.
+    metrics: Arc<ReadMetrics>,
 }
 
 impl TieredFilesystem {
@@ -85,18 +86,10 @@ impl TieredFilesystem {
             slow: PreadFilesystem::new().with_advise_random(options.advise_random),
             fast_dir: options.fast_dir,
             check_blocks: options.check_blocks,
-            cache_verified: true,
             require_checksums: false,
             quarantine: Arc::default(),
+            metrics: Arc::default(),
         }
-    }
-
-    /// Whether blocks that passed their checksum are kept in memory (on by
-    /// default; off only to measure what the cache buys).
-    #[must_use]
-    pub fn with_verified_cache(mut self, on: bool) -> Self {
-        self.cache_verified = on;
-        self
     }
 
     /// Bytes the kernel reads around a page-cache miss (see `store::pread`).
@@ -131,6 +124,16 @@ impl TieredFilesystem {
 
     pub fn handles(&self) -> &Arc<HandlePool> {
         self.slow.handles()
+    }
+
+    /// This store's read counters, for `/metrics` and the layers above.
+    pub fn metrics(&self) -> &Arc<ReadMetrics> {
+        &self.metrics
+    }
+
+    /// The reads that waited for the disk (see `store::disk_reads`).
+    pub fn disk_reads(&self) -> &Arc<DiskReads> {
+        self.slow.disk_reads()
     }
 
     pub fn fast_dir(&self) -> Option<&Path> {
@@ -210,7 +213,7 @@ impl TieredFilesystem {
                     ),
                 ));
             }
-            fallback(table, &manifest.staleness(meta));
+            self.fallback(table, &manifest.staleness(meta));
         }
         if self.check_blocks {
             entry.sums = Some(Arc::new(self.open_sums(path, &dir, table, &manifest)?));
@@ -224,7 +227,7 @@ impl TieredFilesystem {
                 entry.prefix = Some(file);
                 entry.fast_len = manifest.fast_len;
             }
-            Ok(file) => fallback(
+            Ok(file) => self.fallback(
                 table,
                 &format!(
                     "the prefix has {} bytes, the manifest says {}; rebuild the tier",
@@ -234,8 +237,8 @@ impl TieredFilesystem {
             ),
             // A passing shortage: fail this open and try again later rather
             // than lose the prefix until a restart.
-            Err(err) if crate::store::handles::is_out_of_descriptors(&err) => return Err(err),
-            Err(err) => fallback(table, &format!("cannot open the prefix: {err}")),
+            Err(err) if handles::is_out_of_descriptors(&err) => return Err(err),
+            Err(err) => self.fallback(table, &format!("cannot open the prefix: {err}")),
         }
         Ok(entry)
     }
@@ -251,7 +254,7 @@ impl TieredFilesystem {
             ));
         }
         if self.fast_dir.is_some() {
-            fallback(
+            self.fallback(
                 table,
                 "no prefix in the fast tier; run `zugzwang tier build`",
             );
@@ -304,13 +307,14 @@ impl TieredFilesystem {
             prefix: entry.prefix,
             fast_len: entry.fast_len,
             sums: entry.sums,
-            cache_key: if self.cache_verified {
-                verified_cache::file_key()
-            } else {
-                0
-            },
             quarantine: Arc::clone(&self.quarantine),
+            metrics: Arc::clone(&self.metrics),
         })
+    }
+
+    /// Counts and logs (once per table) a table served without its prefix.
+    fn fallback(&self, table: &str, reason: &str) {
+        log_fallback(&self.metrics, table, reason);
     }
 }
 
@@ -321,9 +325,8 @@ struct Entry {
     sums: Option<Arc<BlockChecker>>,
 }
 
-/// Counts and logs (once per table) a table served without its prefix.
-fn fallback(table: &str, reason: &str) {
-    if metrics::global().record_fallback(table, reason) {
+fn log_fallback(metrics: &ReadMetrics, table: &str, reason: &str) {
+    if metrics.record_fallback(table, reason) {
         tracing::warn!("{table}: serving from the slow tier only: {reason}");
     }
 }
@@ -340,8 +343,8 @@ impl Filesystem for TieredFilesystem {
     /// Fails (and shakmaty-syzygy asks again on the next probe) whenever
     /// the table cannot be opened with the checks recorded for it.
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
-        if nowait::refusing() {
-            return Err(nowait::would_wait());
+        if context::refusing() {
+            return Err(context::refuse());
         }
         if let Some(refused) = self.quarantine.refusal(path) {
             return Err(refused);
@@ -363,10 +366,9 @@ struct TieredFile {
     /// Cleared when the prefix turns out damaged or unreadable.
     prefix_ok: AtomicBool,
     sums: Option<Arc<BlockChecker>>,
-    /// This open file's key in the verified-block cache; 0: not cached.
-    cache_key: u64,
     /// Where a header that fails its checksum is remembered.
     quarantine: Arc<Quarantine>,
+    metrics: Arc<ReadMetrics>,
 }
 
 thread_local! {
@@ -390,26 +392,27 @@ impl TieredFile {
         };
         // A read that refuses to wait is a page-cache copy of a microsecond:
         // timing it would cost about as much as the read (recorded as 0).
-        let started = (!nowait::refusing()).then(Instant::now);
+        let started = (!context::refusing()).then(Instant::now);
         let result = file.read_exact_at(buf, offset, hint);
-        if result.as_ref().is_err_and(nowait::is_would_wait) {
+        if result.is_err() && context::refused() {
             // Not a read: the probe makes it again on the blocking pool.
             return result;
         }
         let took = started.map_or(Duration::ZERO, |started| started.elapsed());
-        metrics::global().record_read(&self.table, tier, hint, offset, buf.len(), took);
+        self.metrics
+            .record_read(&self.table, tier, hint, offset, buf.len(), took);
         result
     }
 
     fn abandon_prefix(&self, reason: &str) {
         self.prefix_ok.store(false, Ordering::Relaxed);
-        fallback(&self.table, reason);
+        log_fallback(&self.metrics, &self.table, reason);
     }
 
     /// A damaged block: counted, logged with the path, and remembered when
     /// it is in the header (the table cannot be opened until it is fixed).
     fn integrity_error(&self, offset: u64, sums: &BlockChecker, hint: ReadHint) -> io::Error {
-        metrics::global().record_integrity_failure(&self.table);
+        self.metrics.record_integrity_failure(&self.table);
         let err = IntegrityError {
             path: self.path.clone(),
             offset,
@@ -431,10 +434,10 @@ impl TieredFile {
         let (fast, slow) = buf.split_at_mut((split - offset) as usize);
         if !fast.is_empty() {
             let outcome = match self.read_tier(Tier::Fast, fast, offset, hint) {
-                Err(err) if nowait::is_would_wait(&err) => return Err(err),
+                Err(err) if context::refused() => return Err(err),
                 // No descriptor to reopen the prefix with: a passing shortage,
                 // not a reason to give the prefix up.
-                Err(err) if crate::store::handles::is_out_of_descriptors(&err) => Err(None),
+                Err(err) if handles::is_out_of_descriptors(&err) => Err(None),
                 Err(err) => Err(Some(err.to_string())),
                 Ok(()) => match &self.sums {
                     Some(sums) => sums.check(offset, fast)?.map_err(|bad| {
@@ -480,34 +483,10 @@ impl RandomAccessFile for TieredFile {
             return Ok(len);
         };
         let (start, end) = sums.widen(offset, len);
-        let block_size = sums.block_size() as usize;
-        let first_block = start / sums.block_size() as u64;
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.resize((end - start) as usize, 0);
-            let cache = verified_cache::global();
-            let cached = self.cache_key != 0
-                && scratch
-                    .chunks_mut(block_size)
-                    .enumerate()
-                    .all(|(i, block)| cache.get(self.cache_key, first_block + i as u64, block));
-            if cached {
-                metrics::global().record_read(
-                    &self.table,
-                    Tier::Cache,
-                    hint,
-                    start,
-                    scratch.len(),
-                    Duration::ZERO,
-                );
-            } else {
-                self.read_range(&mut scratch, start, hint)?;
-                if self.cache_key != 0 {
-                    for (i, block) in scratch.chunks(block_size).enumerate() {
-                        cache.put(self.cache_key, first_block + i as u64, block);
-                    }
-                }
-            }
+            self.read_range(&mut scratch, start, hint)?;
             let from = (offset - start) as usize;
             buf.copy_from_slice(&scratch[from..from + len]);
             Ok(len)

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use app::variant::Variant;
 
-use crate::store::catalog::{self, Catalog};
+use crate::catalog::{self, Catalog};
 
 /// Why a selection cannot be read.
 #[derive(Debug, thiserror::Error)]

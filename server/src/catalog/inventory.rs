@@ -14,11 +14,8 @@ use std::{
 use app::variant::Variant;
 use serde::Serialize;
 
-use super::{
-    catalog::{self, Catalog, Published},
-    material,
-    tier::build::progress_bar,
-};
+use super::{Catalog, Published, material};
+use crate::{catalog, progress::Progress};
 
 /// The survey of one or more directories, taken together as `serve` would.
 #[derive(Debug, Serialize)]
@@ -106,7 +103,12 @@ impl Inventory {
 
 /// Surveys the directories for the variant's tables; with `verify`, hashes
 /// every file that may be intact (showing a progress bar when `progress`).
-pub fn survey(dirs: &[PathBuf], variant: Variant, verify: bool, progress: bool) -> Inventory {
+pub fn survey(
+    dirs: &[PathBuf],
+    variant: Variant,
+    verify: bool,
+    progress: &dyn Progress,
+) -> Inventory {
     let catalog = catalog::of(variant);
     let mut inventory = Inventory {
         variant,
@@ -171,7 +173,7 @@ fn list_directory(
         if !meta.is_file() {
             continue;
         }
-        let name = super::format::file_name(&path);
+        let name = crate::store::format::file_name(&path);
         let bytes = meta.len();
         let Some(published) = catalog.published(&name) else {
             inventory.unknown.push(Unknown {
@@ -208,16 +210,16 @@ fn list_directory(
 fn verified(
     candidates: Vec<Candidate>,
     inventory: &mut Inventory,
-    progress: bool,
+    progress: &dyn Progress,
 ) -> Vec<Candidate> {
     let total = candidates.iter().map(|c| c.bytes).sum();
     let count = candidates.len();
-    let bar = progress_bar(progress, total, count);
+    progress.start(total, count);
     let mut intact = Vec::new();
     for (i, candidate) in candidates.into_iter().enumerate() {
-        bar.set_message(format!("{}/{count} {}", i + 1, candidate.name));
+        progress.message(&format!("{}/{count} {}", i + 1, candidate.name));
         let published = candidate.published.digest;
-        let problem = match published.of_file(&candidate.path, |n| bar.inc(n as u64)) {
+        let problem = match published.of_file(&candidate.path, |n| progress.advance(n as u64)) {
             Ok(digest) if digest == published.hex() => None,
             Ok(digest) => Some(format!(
                 "{} {digest} differs from the published {}: damaged; fetch it again",
@@ -241,7 +243,7 @@ fn verified(
             }),
         }
     }
-    bar.finish_and_clear();
+    progress.finish();
     intact
 }
 

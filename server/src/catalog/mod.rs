@@ -15,6 +15,17 @@
 //! ones shipped cover atomic 3-4-5 and the antichess tables in
 //! `antichess-published.md5` (2 and 3 pieces, 4 without pawns). Files
 //! outside a list are unknown to the catalogue, whatever their suffix.
+//!
+//! Beside the catalogue itself: `digests` (the md5 lists of atomic and
+//! antichess tables), `material` (each variant's rules for which tables a
+//! capture or promotion leads to), `whole_file` (whole files checked
+//! against the published digests) and `inventory` (what directories hold
+//! against the catalogue). Nothing here is on the read path of a request.
+
+pub mod digests;
+pub mod inventory;
+pub mod material;
+pub mod whole_file;
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashMap},
@@ -25,12 +36,8 @@ use std::{
 use app::variant::Variant;
 use shakmaty_syzygy::Metric;
 
-use super::{
-    format::{variant_of_name, variant_table_name},
-    material,
-    published::PublishedDigest,
-    variant_digests,
-};
+use crate::store::format::{variant_of_name, variant_table_name};
+use whole_file::PublishedDigest;
 
 pub use material::piece_count;
 
@@ -81,10 +88,10 @@ static ANTICHESS: LazyLock<Catalog> = LazyLock::new(|| md5_catalog(Variant::Anti
 
 /// A variant's catalogue from the md5 lists: digests, no sizes.
 fn md5_catalog(variant: Variant) -> Catalog {
-    let files = variant_digests::names()
+    let files = digests::names()
         .filter(|name| variant_of_name(name) == Some(variant))
         .filter_map(|name| {
-            let digest = PublishedDigest::Md5(variant_digests::md5(name)?);
+            let digest = PublishedDigest::Md5(digests::md5(name)?);
             Some((name, Published { size: None, digest }))
         })
         .collect();

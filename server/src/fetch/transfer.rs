@@ -19,11 +19,10 @@ use std::{
 };
 
 use futures::StreamExt;
-use indicatif::ProgressBar;
 use reqwest::{Client, StatusCode, Url, header};
 use tokio::io::AsyncWriteExt;
 
-use crate::store::catalog::Published;
+use crate::{catalog::Published, progress::Progress};
 
 /// Failed attempts in a row (none adding a byte) before a file is given up.
 pub const ATTEMPTS: u32 = 5;
@@ -97,8 +96,8 @@ pub struct Transfer<'a> {
     pub dir: &'a Path,
     pub file: &'a str,
     pub published: Published,
-    /// Counts bytes received; `dec` when bytes are thrown away.
-    pub bar: &'a ProgressBar,
+    /// Counts bytes received; retracted when bytes are thrown away.
+    pub progress: &'a dyn Progress,
 }
 
 /// How one request went, for the retry loop.
@@ -360,7 +359,7 @@ impl Transfer<'_> {
                 break;
             }
             *got += chunk.len() as u64;
-            self.bar.inc(chunk.len() as u64);
+            self.progress.advance(chunk.len() as u64);
         }
         // Keep what arrived, even after an error: the next attempt resumes there.
         out.flush().await.map_err(fatal)?;
@@ -378,7 +377,7 @@ impl Transfer<'_> {
     fn discard_part(&self) -> Result<(), TransferError> {
         let part = self.part();
         match fs::metadata(&part) {
-            Ok(meta) => self.bar.dec(meta.len()),
+            Ok(meta) => self.progress.retract(meta.len()),
             Err(_) => return Ok(()),
         }
         fs::remove_file(&part).map_err(self.io(&part))

@@ -1,6 +1,6 @@
 //! Whole table files checked against their published digests, shipped
 //! with the program: sha256 for standard tables (`catalog`), md5 for atomic
-//! and antichess ones (`variant_digests`, the only digests published for
+//! and antichess ones (`digests`, the only digests published for
 //! them). Used by `verify`, the scrub and `tier build`.
 
 use std::{
@@ -15,11 +15,11 @@ use sha2::{Digest, Sha256};
 
 use app::variant::Variant;
 
-use super::{
-    catalog::{self, piece_count, sha256},
-    format::{file_name, table_files, variant_of_name},
-    tier::build::progress_bar,
-    variant_digests,
+use super::{digests as variant_digests, piece_count, sha256};
+use crate::{
+    catalog,
+    progress::Progress,
+    store::format::{file_name, table_files, variant_of_name},
 };
 
 /// The digest a table file is published with.
@@ -207,7 +207,7 @@ impl Findings {
 }
 
 /// Checks every table file of the directories.
-pub fn check_dirs(dirs: &[PathBuf], progress: bool) -> Findings {
+pub fn check_dirs(dirs: &[PathBuf], progress: &dyn Progress) -> Findings {
     let mut findings = Findings::default();
     let mut failures = Vec::new();
     let files = table_files(dirs, &mut failures);
@@ -216,26 +216,26 @@ pub fn check_dirs(dirs: &[PathBuf], progress: bool) -> Findings {
         .iter()
         .map(|f| f.metadata().map_or(0, |m| m.len()))
         .collect();
-    let bar = progress_bar(progress, sizes.iter().sum(), files.len());
+    progress.start(sizes.iter().sum(), files.len());
     let mut present = BTreeSet::new();
     for (i, path) in files.iter().enumerate() {
         let name = file_name(path);
-        bar.set_message(format!("{}/{} {name}", i + 1, files.len()));
+        progress.message(&format!("{}/{} {name}", i + 1, files.len()));
         present.insert(name.clone());
         if PublishedDigest::of(&name).is_none() {
             findings.extra.push(name);
-            bar.inc(sizes[i]);
+            progress.advance(sizes[i]);
             continue;
         }
         findings.checked += 1;
         findings.bytes += sizes[i];
-        if let Err(problem) = check_file(path, |n| bar.inc(n as u64)) {
+        if let Err(problem) = check_file(path, |n| progress.advance(n as u64)) {
             let problem = problem.to_string();
-            bar.suspend(|| eprintln!("{name}: {problem}"));
+            progress.problem(&name, &problem);
             findings.mismatched.push((name, problem));
         }
     }
-    bar.finish_and_clear();
+    progress.finish();
     // Missing: published files of a variant and piece count the
     // directories hold some of.
     let counts: BTreeSet<_> = present

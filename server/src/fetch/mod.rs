@@ -19,9 +19,11 @@ use std::{
 use futures::StreamExt;
 use reqwest::{Client, Url};
 
-use super::{
+use indicatif::HumanBytes;
+
+use crate::{
     catalog::{Catalog, Published, piece_count},
-    tier::build::{human, progress_bar},
+    progress::Progress,
 };
 pub use transfer::{Done, TransferError};
 
@@ -32,7 +34,6 @@ pub struct FetchOptions {
     pub to: PathBuf,
     /// Transfers at once.
     pub jobs: usize,
-    pub progress: bool,
 }
 
 /// Why a fetch could not start.
@@ -52,7 +53,7 @@ pub enum FetchError {
     },
     #[error(
         "not enough free space in {}: the transfers need {}, {} is free; free some space or select fewer tables (--pieces, --only)",
-        .dir.display(), human(*.needed), human(*.free)
+        .dir.display(), HumanBytes(*.needed), HumanBytes(*.free)
     )]
     NoSpace {
         dir: PathBuf,
@@ -194,15 +195,19 @@ fn client() -> Result<Client, FetchError> {
 
 /// Fetches every file of the plan, `jobs` at a time; a file that fails is
 /// reported in the summary, the others go on.
-pub async fn fetch(options: &FetchOptions, plan: Plan) -> Result<Summary, FetchError> {
+pub async fn fetch(
+    options: &FetchOptions,
+    plan: Plan,
+    progress: &dyn Progress,
+) -> Result<Summary, FetchError> {
     let client = client()?;
     let started = Instant::now();
     let total = plan.files.len();
-    let bar = progress_bar(options.progress, plan.needed, total);
+    progress.start(plan.needed, total);
     let finished = AtomicUsize::new(0);
     let mut files: Vec<FileOutcome> = futures::stream::iter(plan.files)
         .map(|(file, published)| {
-            let (client, bar, finished) = (&client, &bar, &finished);
+            let (client, finished) = (&client, &finished);
             async move {
                 let urls = options
                     .from
@@ -221,7 +226,7 @@ pub async fn fetch(options: &FetchOptions, plan: Plan) -> Result<Summary, FetchE
                     dir: &options.to,
                     file: &file,
                     published,
-                    bar,
+                    progress,
                 };
                 // Mirrors that keep WDL and DTZ files apart: try the next on a 404.
                 let mut result = transfer(first).run().await;
@@ -232,7 +237,7 @@ pub async fn fetch(options: &FetchOptions, plan: Plan) -> Result<Summary, FetchE
                     result = transfer(url).run().await;
                 }
                 let done = finished.fetch_add(1, Relaxed) + 1;
-                bar.set_message(format!("{done}/{total} files"));
+                progress.message(&format!("{done}/{total} files"));
                 Ok(FileOutcome {
                     pieces: piece_count(&file),
                     file,
@@ -245,7 +250,7 @@ pub async fn fetch(options: &FetchOptions, plan: Plan) -> Result<Summary, FetchE
         .await
         .into_iter()
         .collect::<Result<_, _>>()?;
-    bar.finish_and_clear();
+    progress.finish();
     files.sort_by(|a, b| a.file.cmp(&b.file));
     Ok(Summary {
         files,
@@ -268,7 +273,7 @@ mod tests {
         let err = check_space(&plan, Path::new("/srv/syzygy")).unwrap_err();
         let message = err.to_string();
         assert!(
-            message.contains("need 3.0 GiB") && message.contains("1.0 GiB is free"),
+            message.contains("need 3.00 GiB") && message.contains("1.00 GiB is free"),
             "{message}"
         );
     }

@@ -8,27 +8,28 @@
 //! interrupted or failed run leaves either the old entry or the new one.
 
 use std::{
-    fmt,
     fs::{self, File, Metadata},
     io,
     path::{Path, PathBuf},
 };
 
-use indicatif::{ProgressBar, ProgressStyle};
 use md5::Md5;
 use sha2::{Digest, Sha256};
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::{
-    integrity::{BlockSums, HASH_NAME, block_sum},
-    manifest::{
-        Manifest, manifest_path, mtime_ns, prefix_path, remove_stale_temporaries, sums_path,
-        write_atomic,
+use crate::{
+    catalog::whole_file as published,
+    progress::Progress,
+    store::{
+        format::{self, TableKind, TableLayout, file_name},
+        tier::{
+            integrity::{BlockSums, HASH_NAME, block_sum},
+            manifest::{
+                Manifest, manifest_path, mtime_ns, prefix_path, remove_stale_temporaries,
+                sums_path, write_atomic,
+            },
+        },
     },
-};
-use crate::store::{
-    format::{self, TableKind, TableLayout, file_name},
-    published,
 };
 
 /// What to build.
@@ -41,7 +42,6 @@ pub struct BuildOptions {
     pub block_size: u32,
     /// Keep prefixes (tier build) or only checksums (verify --init).
     pub prefixes: bool,
-    pub progress: bool,
 }
 
 impl BuildOptions {
@@ -54,7 +54,6 @@ impl BuildOptions {
             dry_run: false,
             block_size: 4096,
             prefixes: true,
-            progress: false,
         }
     }
 }
@@ -109,70 +108,6 @@ impl Summary {
     }
 }
 
-impl fmt::Display for Summary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{:<6} {:>7} {:>16} {:>16} {:>16} {:>16} {:>8}",
-            "",
-            "tables",
-            "header+sparse",
-            "block lengths",
-            "data blocks",
-            "prefix (fast)",
-            "prefix%"
-        )?;
-        for (label, t) in [
-            (TableKind::Wdl.label(), self.wdl),
-            (TableKind::Dtz.label(), self.dtz),
-            ("total", self.total()),
-        ] {
-            let share = if t.total() == 0 {
-                0.0
-            } else {
-                100.0 * t.prefix() as f64 / t.total() as f64
-            };
-            writeln!(
-                f,
-                "{label:<6} {:>7} {:>16} {:>16} {:>16} {:>16} {share:>7.2}%",
-                t.tables,
-                human(t.header_and_sparse),
-                human(t.block_lengths),
-                human(t.data),
-                human(t.prefix()),
-            )?;
-        }
-        let total = self.total();
-        writeln!(
-            f,
-            "prefix {} bytes (header+sparse {}, block lengths {}) of {} table bytes; data blocks {} bytes",
-            total.prefix(),
-            total.header_and_sparse,
-            total.block_lengths,
-            total.total(),
-            total.data
-        )
-    }
-}
-
-/// Bytes in binary units, exact below 1 KiB.
-pub fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64;
-    let mut unit = "B";
-    for u in UNITS {
-        if value < 1024.0 {
-            break;
-        }
-        value /= 1024.0;
-        unit = u;
-    }
-    format!("{value:.1} {unit}")
-}
-
 /// How far a lookup may read past the end of the block-length lists:
 /// shakmaty-syzygy reads 16 entries (32 bytes) at a time, also near the end.
 pub const READAHEAD_SLACK: u64 = 64;
@@ -187,8 +122,9 @@ pub fn fast_len(layout: &TableLayout, block_size: u32) -> u64 {
         .min(layout.file_size)
 }
 
-/// Builds (or checks, with `dry_run`) the fast tier.
-pub fn build(options: &BuildOptions) -> Summary {
+/// Builds (or checks, with `dry_run`) the fast tier, reporting how far it
+/// is to `progress`.
+pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
     let mut summary = Summary::default();
     let files = format::table_files(&options.from, &mut summary.failures);
     let mut work = Vec::new();
@@ -223,42 +159,24 @@ pub fn build(options: &BuildOptions) -> Summary {
             format!("cannot clear temporary files of earlier runs: {err}"),
         )),
     }
-    let bar = progress_bar(
-        options.progress,
-        work.iter().map(|(_, l)| l.file_size).sum(),
-        work.len(),
-    );
+    progress.start(work.iter().map(|(_, l)| l.file_size).sum(), work.len());
     for (done, (path, layout)) in work.iter().enumerate() {
         let table = file_name(path);
-        bar.set_message(format!("{}/{} {table}", done + 1, work.len()));
+        progress.message(&format!("{}/{} {table}", done + 1, work.len()));
         match up_to_date(path, &table, layout, options) {
             Ok(true) => summary.up_to_date += 1,
-            _ => match build_one(path, &table, layout, options, &bar) {
+            _ => match build_one(path, &table, layout, options, progress) {
                 Ok(()) => summary.built += 1,
                 Err(err) => {
-                    bar.suspend(|| eprintln!("{table}: {err}"));
+                    progress.problem(&table, &err);
                     summary.failures.push((table, err));
                 }
             },
         }
-        bar.set_position(work[..=done].iter().map(|(_, l)| l.file_size).sum());
+        progress.set_position(work[..=done].iter().map(|(_, l)| l.file_size).sum());
     }
-    bar.finish_and_clear();
+    progress.finish();
     summary
-}
-
-pub fn progress_bar(enabled: bool, bytes: u64, tables: usize) -> ProgressBar {
-    if !enabled {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(bytes);
-    let style = ProgressStyle::with_template(
-        "{wide_bar} {bytes}/{total_bytes} ({bytes_per_sec}, {eta}) {msg}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    bar.set_message(format!("0/{tables}"));
-    bar
 }
 
 /// Whether the entry in the fast tier was built from this very file and is intact.
@@ -302,7 +220,7 @@ fn build_one(
     table: &str,
     layout: &TableLayout,
     options: &BuildOptions,
-    bar: &ProgressBar,
+    progress: &dyn Progress,
 ) -> Result<(), String> {
     let keep = if options.prefixes {
         fast_len(layout, options.block_size)
@@ -313,7 +231,7 @@ fn build_one(
         published::PublishedDigest::of(table),
         Some(published::PublishedDigest::Md5(_))
     );
-    let pass = read_table(path, keep, options.block_size, published_md5, bar)?;
+    let pass = read_table(path, keep, options.block_size, published_md5, progress)?;
     let sha256 = pass.sha256;
     let checked = match &pass.md5 {
         Some(md5) => published::check_md5(table, md5),
@@ -366,7 +284,7 @@ fn read_table(
     keep: u64,
     block_size: u32,
     with_md5: bool,
-    bar: &ProgressBar,
+    progress: &dyn Progress,
 ) -> Result<TablePass, String> {
     let read_err = |err: io::Error| format!("cannot read {}: {err}", path.display());
     let mut file = File::open(path).map_err(read_err)?;
@@ -388,7 +306,7 @@ fn read_table(
             let take = ((keep - prefix.len() as u64) as usize).min(bytes.len());
             prefix.extend_from_slice(&bytes[..take]);
         }
-        bar.inc(bytes.len() as u64);
+        progress.advance(bytes.len() as u64);
     })
     .map_err(read_err)?;
     let after = fs::metadata(path).map_err(read_err)?;

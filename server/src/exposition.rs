@@ -1,14 +1,12 @@
-//! Writing the Prometheus text exposition format (version 0.0.4), the format
-//! the table-read metrics are already rendered in.
+//! Writing the Prometheus text exposition format (version 0.0.4): the one
+//! writer every layer renders its own figures through for `/metrics`.
 //!
-//! Hand-written rather than through a metrics crate: the store's metrics are
-//! rendered by hand into the same response, and the crates that are kept up
-//! write OpenMetrics instead (a closing `# EOF`, their own `_total` handling),
-//! which cannot be mixed with it in one answer.
+//! Hand-written rather than through a metrics crate: the metric names and
+//! help texts of `/metrics` are a contract with operators' dashboards, and
+//! the crates that are kept up write OpenMetrics instead (a closing
+//! `# EOF`, their own `_total` handling).
 
 use std::fmt::{Display, Write as _};
-
-use crate::store::metrics::escape;
 
 /// What a metric family is, for its `# TYPE` line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +83,14 @@ impl Exposition {
     pub fn into_string(self) -> String {
         self.out
     }
+}
+
+/// Escapes a label value (backslash, quote, newline).
+pub fn escape(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 #[cfg(test)]
