@@ -10,6 +10,7 @@ pub mod components;
 pub mod favicon;
 pub mod game;
 pub mod hooks;
+pub mod material;
 pub mod position;
 pub mod source;
 pub mod tables;

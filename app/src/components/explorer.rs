@@ -26,7 +26,7 @@ use crate::{
         pieces::color_name,
         play_area::PlayArea,
         results::{MoveEvents, Results},
-        stats::{Stats, side_material},
+        stats::Stats,
         status::turn_text,
         variant_switch::VariantSwitch,
     },
@@ -39,6 +39,7 @@ use crate::{
         shortcuts::use_shortcuts,
         url_position::{use_shown_position, use_url_position},
     },
+    material,
     position::to_fen,
     source::position_href,
     variant::Variant,
@@ -214,11 +215,7 @@ fn page_title(variant: Variant, board: &shakmaty::Board, pos: Option<Game>) -> S
         Variant::Atomic => "Atomic ",
         Variant::Antichess => "Antichess ",
     };
-    let material = format!(
-        "{rules}{}v{}",
-        side_material(board, Color::White),
-        side_material(board, Color::Black)
-    );
+    let material = format!("{rules}{}", material::with_first(board, Color::White));
     match pos {
         Some(p) => format!("{material}, {} to move — Zugzwang", color_name(p.turn())),
         None => "Illegal position — Zugzwang".to_string(),
