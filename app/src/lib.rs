@@ -11,6 +11,7 @@ pub mod favicon;
 pub mod game;
 pub mod hooks;
 pub mod material;
+pub mod move_squares;
 pub mod position;
 pub mod source;
 pub mod tables;

@@ -7,7 +7,7 @@
 //! a square never loses a drag, and the same code serves mouse, pen and touch.
 
 use leptos::{html, prelude::*, web_sys::PointerEvent};
-use shakmaty::{CastlingSide, Color, Move, Piece, Position, Role, Square};
+use shakmaty::{Color, Move, Piece, Position, Role, Square};
 
 use crate::game::Game;
 use crate::{
@@ -19,6 +19,7 @@ use crate::{
         square::{display_square, square_shade, square_view},
     },
     hooks::answers::Answers,
+    move_squares::ui_targets,
     position::to_fen,
 };
 
@@ -302,23 +303,4 @@ impl Marks {
         }
         class
     }
-}
-
-/// The squares a player may drop on for a move: for castling both the
-/// king's destination and the rook's square, as most boards allow.
-fn ui_targets(m: &Move) -> Vec<Square> {
-    match *m {
-        Move::Castle { king, rook } => {
-            let side = CastlingSide::from_queen_side(rook < king);
-            vec![Square::from_coords(side.king_to_file(), king.rank()), rook]
-        }
-        _ => vec![m.to()],
-    }
-}
-
-/// The squares of a move as the board highlights them (king's real destination when castling).
-pub fn move_squares(m: &Move) -> Option<(Square, Square)> {
-    let from = m.from()?;
-    let to = ui_targets(m).first().copied().unwrap_or(m.to());
-    Some((from, to))
 }

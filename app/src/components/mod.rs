@@ -12,7 +12,6 @@ pub mod help;
 pub mod history;
 pub mod installed;
 pub mod mainline;
-pub mod mode;
 pub mod move_list;
 pub mod movetext;
 pub mod outcome;

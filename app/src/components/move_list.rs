@@ -13,10 +13,10 @@ use crate::{
     api::MoveInfo,
     components::{
         arrow::HoveredMove,
-        board::move_squares,
         outcome::{Label, Outcome},
     },
     hooks::url_position::use_variant,
+    move_squares::move_squares,
     position::to_fen,
     source::position_href,
     variant::Variant,

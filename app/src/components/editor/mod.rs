@@ -18,14 +18,16 @@ use crate::components::{
     board::board_label,
     board_keys::on_board_keydown,
     drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
-    mode::Mode,
     square::{display_square, square_shade, square_view},
 };
 use check::{check_rules, check_tables};
 use palette::{Tool, tool_button};
 use rights::Rights;
 
-use crate::{hooks::url_position::use_variant, variant::Variant};
+use crate::{
+    hooks::{mode::Mode, url_position::use_variant},
+    variant::Variant,
+};
 
 /// The position being set up, and what the pointer is doing to it.
 #[derive(Clone, Copy)]
