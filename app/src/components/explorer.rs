@@ -4,7 +4,7 @@
 //!
 //! The URL is the single source of the position (`hooks::url_position`).
 //! The board follows it at once (legality and the next FEN come from
-//! shakmaty in WASM); the move list waits for the API (`results`).
+//! shakmaty in WASM); the move list waits for the API (`move_list`).
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -14,19 +14,19 @@ use shakmaty::{Color, Move, Position, Square};
 use crate::game::Game;
 use crate::{
     components::{
-        arrow::HoveredMove,
-        clock::Clock,
-        fen_box::FenBox,
-        help::Help,
-        history::History,
-        installed::InstalledTables,
-        mainline::Mainline,
-        pieces::color_name,
+        about::help::Help,
+        about::installed::InstalledTables,
+        about::stats::Stats,
+        board::arrow::HoveredMove,
+        board::clock::Clock,
+        board::pieces::color_name,
+        editor::fen_box::FenBox,
+        editor::variant_switch::VariantSwitch,
+        line::history::History,
+        line::mainline::Mainline,
+        move_list::verdict::turn_text,
+        move_list::{MoveEvents, Results},
         play_area::PlayArea,
-        results::{MoveEvents, Results},
-        stats::Stats,
-        status::turn_text,
-        variant_switch::VariantSwitch,
     },
     hooks::{
         answers::{use_answers, use_installed_tables},

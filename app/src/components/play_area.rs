@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use shakmaty::{Color, Move, Square};
 
 use crate::{
-    components::{arrow::HoveredMove, board::Board, editor::Editor},
+    components::{board::Board, board::arrow::HoveredMove, editor::Editor},
     hooks::{answers::Answers, mode::Mode, url_position::UrlPosition},
 };
 

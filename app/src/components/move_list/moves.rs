@@ -12,8 +12,8 @@ use crate::game::Game;
 use crate::{
     api::MoveInfo,
     components::{
-        arrow::HoveredMove,
-        outcome::{Label, Outcome},
+        board::arrow::HoveredMove,
+        move_list::outcome::{Label, Outcome},
     },
     hooks::url_position::use_variant,
     move_squares::move_squares,

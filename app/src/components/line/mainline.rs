@@ -12,8 +12,8 @@ use shakmaty::{Color, Position, uci::UciMove};
 use crate::game::Game;
 use crate::{
     components::{
-        movetext::{Movetext, ShownMove, dtz_comment, pgn},
-        step_buttons::StepButtons,
+        line::movetext::{Movetext, ShownMove, dtz_comment, pgn},
+        line::step_buttons::StepButtons,
     },
     hooks::{
         history::{MoveHistory, Step as StepButton},

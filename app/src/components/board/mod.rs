@@ -1,3 +1,5 @@
+//! The board the player moves on, and all that is drawn on and beside it.
+//!
 //! The chess board: 8×8 squares with coordinates, our own piece images, and
 //! moving by click-click or drag-and-drop with a promotion choice.
 //!
@@ -6,22 +8,25 @@
 //! sits on the board element and maps coordinates to squares, so re-rendering
 //! a square never loses a drag, and the same code serves mouse, pen and touch.
 
+pub mod arrow;
+pub mod clock;
+pub mod drag;
+pub mod keys;
+pub mod pieces;
+pub mod promotion;
+pub mod square;
+
 use leptos::{html, prelude::*, web_sys::PointerEvent};
 use shakmaty::{Color, Move, Piece, Position, Role, Square};
 
+use arrow::{HoveredMove, arrow};
+use drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square};
+use keys::on_board_keydown;
+use promotion::{PendingPromotion, promotion_dialog};
+use square::{display_square, square_shade, square_view};
+
 use crate::game::Game;
-use crate::{
-    components::{
-        arrow::{HoveredMove, arrow},
-        board_keys::on_board_keydown,
-        drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
-        promotion::{PendingPromotion, promotion_dialog},
-        square::{display_square, square_shade, square_view},
-    },
-    hooks::answers::Answers,
-    move_squares::ui_targets,
-    position::to_fen,
-};
+use crate::{hooks::answers::Answers, move_squares::ui_targets, position::to_fen};
 
 #[component]
 pub fn Board(
