@@ -10,6 +10,8 @@ pub mod components;
 pub mod favicon;
 pub mod game;
 pub mod hooks;
+pub mod material;
+pub mod move_squares;
 pub mod position;
 pub mod source;
 pub mod tables;

@@ -2,39 +2,9 @@
 //! answer for it: "KRPvKR not installed" tells a self-hoster what to fetch,
 //! where a bare "unknown" tells them nothing.
 
-use shakmaty::{Board, Color, Position};
+use shakmaty::Position;
 
-use crate::{api::InstalledTables, components::stats::side_material, game::Game, variant::Variant};
-
-/// The Syzygy table of a board's material, named as the files are: the
-/// stronger side first (more pieces, then more of each role from king to
-/// pawn), e.g. `KRPvKR`.
-pub fn table_name(board: &Board) -> String {
-    let white = side_material(board, Color::White);
-    let black = side_material(board, Color::Black);
-    let (first, second) = if strength(&white) >= strength(&black) {
-        (white, black)
-    } else {
-        (black, white)
-    };
-    format!("{first}v{second}")
-}
-
-/// The order the generator uses to put the stronger side first.
-fn strength(side: &str) -> (usize, [usize; 6]) {
-    let count = |c: char| side.chars().filter(|&p| p == c).count();
-    (
-        side.len(),
-        [
-            count('K'),
-            count('Q'),
-            count('R'),
-            count('B'),
-            count('N'),
-            count('P'),
-        ],
-    )
-}
+use crate::{api::InstalledTables, game::Game, material::table_name, variant::Variant};
 
 /// Why the installed tables cannot answer a position; its words are for a
 /// player and a self-hoster alike.
@@ -163,18 +133,6 @@ mod tests {
             tables,
             pieces: Vec::new(),
         }
-    }
-
-    #[test]
-    fn names_the_stronger_side_first() {
-        let pos = parse_fen("8/8/4k3/8/4PK2/8/8/r6R w - - 0 50").expect("legal");
-        assert_eq!(table_name(pos.board()), "KRPvKR");
-        let pos = parse_fen("8/8/4k3/8/4pK2/8/8/r6R w - - 0 50").expect("legal");
-        assert_eq!(table_name(pos.board()), "KRPvKR");
-        let pos = parse_fen("4k3/8/8/8/8/8/8/1NB1K3 w - - 0 1").expect("legal");
-        assert_eq!(table_name(pos.board()), "KBNvK");
-        let pos = parse_fen("4k3/8/8/8/8/8/q7/1NB1K3 w - - 0 1").expect("legal");
-        assert_eq!(table_name(pos.board()), "KBNvKQ");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! The URL is the single source of the position (`hooks::url_position`).
 //! The board follows it at once (legality and the next FEN come from
-//! shakmaty in WASM); the move list waits for the API (`results`).
+//! shakmaty in WASM); the move list waits for the API (`move_list`).
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -14,31 +14,32 @@ use shakmaty::{Color, Move, Position, Square};
 use crate::game::Game;
 use crate::{
     components::{
-        arrow::HoveredMove,
-        board::move_squares,
-        clock::Clock,
-        fen_box::FenBox,
-        help::Help,
-        history::History,
-        installed::InstalledTables,
-        mainline::Mainline,
-        mode::Mode,
-        pieces::color_name,
+        about::help::Help,
+        about::installed::InstalledTables,
+        about::stats::Stats,
+        board::arrow::HoveredMove,
+        board::clock::Clock,
+        board::pieces::color_name,
+        editor::fen_box::FenBox,
+        editor::variant_switch::VariantSwitch,
+        line::history::History,
+        line::mainline::Mainline,
+        move_list::verdict::turn_text,
+        move_list::{MoveEvents, Results},
         play_area::PlayArea,
-        results::{MoveEvents, Results},
-        stats::{Stats, side_material},
-        status::turn_text,
-        variant_switch::VariantSwitch,
     },
     hooks::{
         answers::{use_answers, use_installed_tables},
         history::use_history,
         last_moves::use_last_moves,
+        mode::Mode,
         orientation::use_orientation,
         pick::use_pick,
         shortcuts::use_shortcuts,
         url_position::{use_shown_position, use_url_position},
     },
+    material,
+    move_squares::move_squares,
     position::to_fen,
     source::position_href,
     variant::Variant,
@@ -214,11 +215,7 @@ fn page_title(variant: Variant, board: &shakmaty::Board, pos: Option<Game>) -> S
         Variant::Atomic => "Atomic ",
         Variant::Antichess => "Antichess ",
     };
-    let material = format!(
-        "{rules}{}v{}",
-        side_material(board, Color::White),
-        side_material(board, Color::Black)
-    );
+    let material = format!("{rules}{}", material::with_first(board, Color::White));
     match pos {
         Some(p) => format!("{material}, {} to move — Zugzwang", color_name(p.turn())),
         None => "Illegal position — Zugzwang".to_string(),

@@ -1,27 +1,12 @@
-//! The page's components, one per file, and the view pieces they share.
+//! The page's components, grouped by what the player sees: the board, the
+//! verdict and move list, the lines of moves, choosing a position, and the
+//! notes beside them; the page itself (`explorer`) and the area that holds
+//! the board or the editor (`play_area`) compose them.
 
-pub mod arrow;
+pub mod about;
 pub mod board;
-pub mod board_keys;
-pub mod clock;
-pub mod drag;
 pub mod editor;
 pub mod explorer;
-pub mod fen_box;
-pub mod help;
-pub mod history;
-pub mod installed;
-pub mod mainline;
-pub mod mode;
+pub mod line;
 pub mod move_list;
-pub mod movetext;
-pub mod outcome;
-pub mod pieces;
 pub mod play_area;
-pub mod promotion;
-pub mod results;
-pub mod square;
-pub mod stats;
-pub mod status;
-pub mod step_buttons;
-pub mod variant_switch;

@@ -4,8 +4,8 @@ use leptos::prelude::*;
 use shakmaty::{Color, Move, Square};
 
 use crate::{
-    components::{arrow::HoveredMove, board::Board, editor::Editor, mode::Mode},
-    hooks::{answers::Answers, url_position::UrlPosition},
+    components::{board::Board, board::arrow::HoveredMove, editor::Editor},
+    hooks::{answers::Answers, mode::Mode, url_position::UrlPosition},
 };
 
 #[component]

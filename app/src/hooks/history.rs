@@ -15,8 +15,8 @@ use shakmaty::{Position, Square};
 
 use crate::{
     api::MoveInfo,
-    components::{board::move_squares, step_buttons::Step},
     hooks::last_moves::LastMoves,
+    move_squares::move_squares,
     position::to_fen,
     source::position_href,
     {game::parse_game_fen, variant::Variant},
@@ -112,6 +112,29 @@ fn ply_between(variant: Variant, from: &str, to: &str) -> Option<Ply> {
             squares: move_squares(&m),
         })
     })
+}
+
+/// A step through a line of moves, from a button or a key; the mainline
+/// steps through its own line alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Start,
+    Back,
+    Forward,
+    End,
+}
+
+impl Step {
+    /// The index a step leads to from `at` in a line of `len` moves
+    /// (0 = the start, `len` = after the last move).
+    pub fn target(self, at: usize, len: usize) -> usize {
+        match self {
+            Step::Start => 0,
+            Step::Back => at.saturating_sub(1),
+            Step::Forward => (at + 1).min(len),
+            Step::End => len,
+        }
+    }
 }
 
 /// The page's handle on the line.
@@ -288,5 +311,14 @@ mod tests {
         let later = "4k3/8/8/8/8/8/8/3QK3 w - - 40 1";
         line.observe(later);
         assert_eq!(line.start, later);
+    }
+
+    #[test]
+    fn steps_stay_inside_the_line() {
+        assert_eq!(Step::Back.target(0, 3), 0);
+        assert_eq!(Step::Forward.target(3, 3), 3);
+        assert_eq!(Step::Forward.target(1, 3), 2);
+        assert_eq!(Step::End.target(1, 3), 3);
+        assert_eq!(Step::Start.target(2, 3), 0);
     }
 }

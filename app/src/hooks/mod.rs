@@ -6,6 +6,7 @@ pub mod answers;
 pub mod history;
 pub mod in_flight;
 pub mod last_moves;
+pub mod mode;
 pub mod orientation;
 pub mod pick;
 pub mod shortcuts;

@@ -8,9 +8,9 @@
 use leptos::{ev, prelude::*, wasm_bindgen::JsCast, web_sys};
 use shakmaty::Color;
 
-use crate::{
-    components::{mode::Mode, step_buttons::Step},
-    hooks::history::MoveHistory,
+use crate::hooks::{
+    history::{MoveHistory, Step},
+    mode::Mode,
 };
 
 /// Listens on the window for as long as the calling component lives.

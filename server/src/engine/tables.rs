@@ -12,9 +12,9 @@ use std::{
     sync::Arc,
 };
 
-use app::{position::to_fen, variant::Variant};
+use app::{material, position::to_fen, variant::Variant};
 use shakmaty::{
-    Chess, Color, Move, Position, Role,
+    Chess, Color, Move, Position,
     variant::{Antichess, Atomic, VariantPosition},
 };
 use shakmaty_syzygy::{Dtz, MaybeRounded, Syzygy, SyzygyError, Tablebase, filesystem::Filesystem};
@@ -364,7 +364,7 @@ fn guarded<T>(
         let err = EngineError::ProbePanicked {
             variant,
             fen: to_fen(pos),
-            material: material_name(pos),
+            material: material::with_first(pos.board(), Color::White),
             message: panic_message(payload.as_ref()),
         };
         tracing::error!("{err}");
@@ -381,28 +381,6 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         return text.clone();
     }
     "no message".to_string()
-}
-
-/// The material as Syzygy names its tables, white first (`KQvK`).
-fn material_name(pos: &VariantPosition) -> String {
-    let board = pos.board();
-    let side = |color: Color| -> String {
-        [
-            Role::King,
-            Role::Queen,
-            Role::Rook,
-            Role::Bishop,
-            Role::Knight,
-            Role::Pawn,
-        ]
-        .iter()
-        .flat_map(|&role| {
-            let count = board.by_piece(role.of(color)).count();
-            std::iter::repeat_n(role.upper_char(), count)
-        })
-        .collect()
-    };
-    format!("{}v{}", side(Color::White), side(Color::Black))
 }
 
 #[cfg(test)]

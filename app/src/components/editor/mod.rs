@@ -1,3 +1,5 @@
+//! Choosing the position to explore: the editor, the FEN box, the rules.
+//!
 //! The position editor: place pieces from a palette of both colours, move
 //! them by dragging, remove them by clicking or by dragging off the board
 //! (or from the keyboard: arrows and Enter); clear, side to move, castling
@@ -8,24 +10,28 @@
 //! cannot be explored before leaving. Esc cancels.
 
 mod check;
+pub mod fen_box;
 mod palette;
 mod rights;
+pub mod variant_switch;
 
 use leptos::{ev, html, prelude::*, task::spawn_local, web_sys::PointerEvent};
 use shakmaty::{Color, Square, fen::Fen};
 
 use crate::components::{
     board::board_label,
-    board_keys::on_board_keydown,
-    drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
-    mode::Mode,
-    square::{display_square, square_shade, square_view},
+    board::drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
+    board::keys::on_board_keydown,
+    board::square::{display_square, square_shade, square_view},
 };
 use check::{check_rules, check_tables};
 use palette::{Tool, tool_button};
 use rights::Rights;
 
-use crate::{hooks::url_position::use_variant, variant::Variant};
+use crate::{
+    hooks::{mode::Mode, url_position::use_variant},
+    variant::Variant,
+};
 
 /// The position being set up, and what the pointer is doing to it.
 #[derive(Clone, Copy)]

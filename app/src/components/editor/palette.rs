@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use shakmaty::{Color, Piece, Role};
 
-use crate::components::pieces::{piece_class, piece_code, piece_name};
+use crate::components::board::pieces::{piece_class, piece_code, piece_name};
 
 /// What a click on the board does.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -9,8 +9,8 @@ use shakmaty::{Color, Move, Piece, Role, Square, uci::UciMove};
 use crate::{
     api::MoveInfo,
     components::{
-        outcome::{Label, Outcome},
-        pieces::{piece_class, role_name},
+        board::pieces::{piece_class, role_name},
+        move_list::outcome::{Label, Outcome},
     },
 };
 

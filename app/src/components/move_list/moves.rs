@@ -12,11 +12,11 @@ use crate::game::Game;
 use crate::{
     api::MoveInfo,
     components::{
-        arrow::HoveredMove,
-        board::move_squares,
-        outcome::{Label, Outcome},
+        board::arrow::HoveredMove,
+        move_list::outcome::{Label, Outcome},
     },
     hooks::url_position::use_variant,
+    move_squares::move_squares,
     position::to_fen,
     source::position_href,
     variant::Variant,

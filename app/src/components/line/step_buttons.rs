@@ -4,27 +4,10 @@
 
 use leptos::prelude::*;
 
-/// Where a step button goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    Start,
-    Back,
-    Forward,
-    End,
-}
+use crate::hooks::history::Step;
 
+/// How each step looks on its button.
 impl Step {
-    /// The index a step leads to from `at` in a line of `len` moves
-    /// (0 = the start, `len` = after the last move).
-    pub fn target(self, at: usize, len: usize) -> usize {
-        match self {
-            Step::Start => 0,
-            Step::Back => at.saturating_sub(1),
-            Step::Forward => (at + 1).min(len),
-            Step::End => len,
-        }
-    }
-
     fn class(self) -> &'static str {
         match self {
             Step::Start => "step-start",
@@ -94,19 +77,5 @@ pub fn StepButtons(
             {button(Step::Forward)}
             {button(Step::End)}
         </div>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn steps_stay_inside_the_line() {
-        assert_eq!(Step::Back.target(0, 3), 0);
-        assert_eq!(Step::Forward.target(3, 3), 3);
-        assert_eq!(Step::Forward.target(1, 3), 2);
-        assert_eq!(Step::End.target(1, 3), 3);
-        assert_eq!(Step::Start.target(2, 3), 0);
     }
 }

@@ -11,9 +11,9 @@
 //! the commit that added this file.
 
 use leptos::prelude::*;
-use shakmaty::{Color, Role};
+use shakmaty::Color;
 
-use crate::{source::position_href, variant::Variant};
+use crate::{material, source::position_href, variant::Variant};
 
 const DATA: &str = include_str!("stats.tsv");
 
@@ -68,28 +68,14 @@ fn lookup(material: &str) -> Option<TableStats> {
     })
 }
 
-/// The material of one side as Syzygy names it: `KQR`, strongest first.
-pub fn side_material(board: &shakmaty::Board, color: Color) -> String {
-    Role::ALL
-        .into_iter()
-        .rev()
-        .map(|role| {
-            let n = (board.by_color(color) & board.by_role(role)).count();
-            role.upper_char().to_string().repeat(n)
-        })
-        .collect()
-}
-
 /// The table's name for a board and whether the board's colours are the
 /// other way round from the table's (the tables list the stronger side first).
 fn table_for(board: &shakmaty::Board) -> Option<(String, bool)> {
-    let white = side_material(board, Color::White);
-    let black = side_material(board, Color::Black);
-    let direct = format!("{white}v{black}");
+    let direct = material::with_first(board, Color::White);
     if lookup(&direct).is_some() {
         return Some((direct, false));
     }
-    let swapped = format!("{black}v{white}");
+    let swapped = material::with_first(board, Color::Black);
     lookup(&swapped).is_some().then_some((swapped, true))
 }
 

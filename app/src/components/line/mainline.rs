@@ -12,10 +12,13 @@ use shakmaty::{Color, Position, uci::UciMove};
 use crate::game::Game;
 use crate::{
     components::{
-        movetext::{Movetext, ShownMove, dtz_comment, pgn},
-        step_buttons::{Step as StepButton, StepButtons},
+        line::movetext::{Movetext, ShownMove, dtz_comment, pgn},
+        line::step_buttons::StepButtons,
     },
-    hooks::{history::MoveHistory, url_position::use_variant},
+    hooks::{
+        history::{MoveHistory, Step as StepButton},
+        url_position::use_variant,
+    },
     position::to_fen,
     source::{fetch_mainline, position_href},
     {game::end_words, variant::Variant},

@@ -1,3 +1,5 @@
+//! The board the player moves on, and all that is drawn on and beside it.
+//!
 //! The chess board: 8×8 squares with coordinates, our own piece images, and
 //! moving by click-click or drag-and-drop with a promotion choice.
 //!
@@ -6,21 +8,25 @@
 //! sits on the board element and maps coordinates to squares, so re-rendering
 //! a square never loses a drag, and the same code serves mouse, pen and touch.
 
+pub mod arrow;
+pub mod clock;
+pub mod drag;
+pub mod keys;
+pub mod pieces;
+pub mod promotion;
+pub mod square;
+
 use leptos::{html, prelude::*, web_sys::PointerEvent};
-use shakmaty::{CastlingSide, Color, Move, Piece, Position, Role, Square};
+use shakmaty::{Color, Move, Piece, Position, Role, Square};
+
+use arrow::{HoveredMove, arrow};
+use drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square};
+use keys::on_board_keydown;
+use promotion::{PendingPromotion, promotion_dialog};
+use square::{display_square, square_shade, square_view};
 
 use crate::game::Game;
-use crate::{
-    components::{
-        arrow::{HoveredMove, arrow},
-        board_keys::on_board_keydown,
-        drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
-        promotion::{PendingPromotion, promotion_dialog},
-        square::{display_square, square_shade, square_view},
-    },
-    hooks::answers::Answers,
-    position::to_fen,
-};
+use crate::{hooks::answers::Answers, move_squares::ui_targets, position::to_fen};
 
 #[component]
 pub fn Board(
@@ -302,23 +308,4 @@ impl Marks {
         }
         class
     }
-}
-
-/// The squares a player may drop on for a move: for castling both the
-/// king's destination and the rook's square, as most boards allow.
-fn ui_targets(m: &Move) -> Vec<Square> {
-    match *m {
-        Move::Castle { king, rook } => {
-            let side = CastlingSide::from_queen_side(rook < king);
-            vec![Square::from_coords(side.king_to_file(), king.rank()), rook]
-        }
-        _ => vec![m.to()],
-    }
-}
-
-/// The squares of a move as the board highlights them (king's real destination when castling).
-pub fn move_squares(m: &Move) -> Option<(Square, Square)> {
-    let from = m.from()?;
-    let to = ui_targets(m).first().copied().unwrap_or(m.to());
-    Some((from, to))
 }

@@ -7,8 +7,8 @@ use shakmaty::{Color, Position};
 use crate::{
     api::{InstalledTables, TablebaseAnswer},
     components::{
-        outcome::{Label, Outcome},
-        pieces::color_name,
+        board::pieces::color_name,
+        move_list::outcome::{Label, Outcome},
     },
     game::{Game, end_words},
     position::piece_count,

@@ -1,18 +1,23 @@
+//! What the position and each move lead to: the verdict and every move.
+//!
 //! The verdict and the move list for the position on show. The list waits
 //! for the API inside a `Transition`, which keeps the previous list on show,
 //! greyed, until the new one arrives.
 
+pub mod moves;
+pub mod outcome;
+pub mod verdict;
+
 use leptos::prelude::*;
 use shakmaty::Square;
+
+use moves::{ListedMove, MoveList, listed_moves, unknown_moves};
+use verdict::{NoAnswer, Status, status_line};
 
 use crate::game::{Game, parse_game_fen};
 use crate::{
     api::{Category, InstalledTables},
-    components::{
-        arrow::HoveredMove,
-        move_list::{ListedMove, MoveList, listed_moves, unknown_moves},
-        status::{NoAnswer, Status, status_line},
-    },
+    components::board::arrow::HoveredMove,
     hooks::answers::{AnswerResource, Answers},
     position::to_fen,
     tables::{UnknownReason, fetch_command, unknown_reason},

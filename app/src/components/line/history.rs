@@ -8,8 +8,8 @@ use shakmaty::Position;
 
 use crate::{
     components::{
-        movetext::{Movetext, ShownMove, dtz_comment, pgn},
-        step_buttons::StepButtons,
+        line::movetext::{Movetext, ShownMove, dtz_comment, pgn},
+        line::step_buttons::StepButtons,
     },
     game::parse_game_fen,
     hooks::{

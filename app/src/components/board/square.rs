@@ -5,8 +5,8 @@ use leptos::prelude::*;
 use shakmaty::{Color, File, Piece, Rank, Square};
 
 use crate::components::{
-    drag::Drag,
-    pieces::{piece_class, piece_name},
+    board::drag::Drag,
+    board::pieces::{piece_class, piece_name},
 };
 
 /// A square: its piece (faded while lifted by a drag) and, on the bottom
