@@ -9,14 +9,19 @@
 #   hot-ab.sh OUT_DIR LABEL=BINARY[:FLAGS] ...
 #
 # e.g. hot-ab.sh /var/tmp/ab before=/var/tmp/zz-bd83c3e \
-#        pool=target/release/zugzwang:--pool-only-probes after=target/release/zugzwang
+#        pool=target/release/zugzwang-bench:--pool-only-probes after=target/release/zugzwang
+#
+# A BINARY is started as `BINARY serve`: a zugzwang, or zugzwang-bench for
+# the benchmark switches (--pool-only-probes, --sequential-probes); older
+# zugzwang binaries still had those switches themselves. Every run is
+# replayed by the same client, BENCH (default target/release/zugzwang-bench).
 #
 # Settings (environment): ROUNDS (3), TABLES, LOG, WARM_LOG (the log of
 # the unmeasured pass, default LOG: give another part of the workload so
 # that the measured requests are not answers the process already keeps,
 # e.g. in the probe memo), CLIENTS (12), REQUESTS (20000), PORT (3111),
 # CACHE_MB (0: every request is probed; given as --cache-entries to
-# binaries that predate --cache-mb), NICE (-10). Prints one Markdown row
+# binaries that predate --cache-mb), NICE (-10), BENCH. Prints one Markdown row
 # per run and writes them to OUT_DIR/rows.md.
 set -euo pipefail
 
@@ -31,11 +36,16 @@ REQUESTS="${REQUESTS:-20000}"
 PORT="${PORT:-3111}"
 CACHE_MB="${CACHE_MB:-0}"
 NICE="${NICE:--10}"
+BENCH="${BENCH:-$repo/target/release/zugzwang-bench}"
 
 [[ $# -ge 2 ]] || {
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
+# The replay client is `zugzwang-bench replay` (BENCH); a zugzwang from
+# before the benchmarks left it (`zugzwang bench replay`) does as well.
+replay_cmd=("$BENCH" replay)
+"$BENCH" replay --help >/dev/null 2>&1 || replay_cmd=("$BENCH" bench replay)
 out="$1"
 shift
 mkdir -p "$out"
@@ -57,7 +67,7 @@ run() { # round label binary flags
     sleep 0.1
   done
   replay() { # name log
-    nice -n "$NICE" "$binary" bench replay --endpoint "http://127.0.0.1:$PORT/standard" \
+    nice -n "$NICE" "${replay_cmd[@]}" --endpoint "http://127.0.0.1:$PORT/standard" \
       --log "$2" --clients "$CLIENTS" --max-requests "$REQUESTS" --warmup 0 \
       --out "$out/$label-$round-$1.tsv" --label "$label" 2>/dev/null
   }

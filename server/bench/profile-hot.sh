@@ -7,16 +7,19 @@
 #
 #   profile-hot.sh OUT_DIR
 #
-# Settings (environment): ZUGZWANG (binary), TABLES (table directory), LOG
-# (workload), CLIENTS (12), PORT (3101), CACHE_MB (0: every request
-# reaches the engine), NICE (-10), SERVE_FLAGS (more `serve` flags, e.g.
-# --pool-only-probes). Needs perf, strace, and
+# Settings (environment): ZUGZWANG (the server binary, started as
+# `ZUGZWANG serve`), BENCH (the replay client, zugzwang-bench), TABLES
+# (table directory), LOG (workload), CLIENTS (12), PORT (3101), CACHE_MB (0:
+# every request reaches the engine), NICE (-10), SERVE_FLAGS (more `serve`
+# flags; the benchmark switches, e.g. --pool-only-probes, need
+# ZUGZWANG=target/release/zugzwang-bench). Needs perf, strace, and
 # inferno-collapse-perf / inferno-flamegraph (cargo install inferno).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 ZUGZWANG="${ZUGZWANG:-$repo/target/release/zugzwang}"
+BENCH="${BENCH:-$repo/target/release/zugzwang-bench}"
 TABLES="${TABLES:-$repo/../shared/syzygy/standard}"
 LOG="${LOG:-$repo/../shared/workloads/explore-345.txt}"
 CLIENTS="${CLIENTS:-12}"
@@ -26,7 +29,7 @@ NICE="${NICE:--10}"
 SERVE_FLAGS="${SERVE_FLAGS:-}"
 
 [[ $# -eq 1 ]] || {
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 out="$1"
@@ -37,6 +40,11 @@ for tool in perf strace inferno-collapse-perf inferno-flamegraph; do
     exit 2
   }
 done
+
+# The replay client is `zugzwang-bench replay` (BENCH); a zugzwang from
+# before the benchmarks left it (`zugzwang bench replay`) does as well.
+replay_cmd=("$BENCH" replay)
+"$BENCH" replay --help >/dev/null 2>&1 || replay_cmd=("$BENCH" bench replay)
 
 # Binaries before the byte-sized cache count entries instead.
 cache=(--cache-mb "$CACHE_MB")
@@ -52,7 +60,7 @@ for _ in $(seq 300); do
 done
 
 replay() {
-  nice -n "$NICE" "$ZUGZWANG" bench replay --endpoint "http://127.0.0.1:$PORT/standard" \
+  nice -n "$NICE" "${replay_cmd[@]}" --endpoint "http://127.0.0.1:$PORT/standard" \
     --log "$LOG" --clients "$CLIENTS" --out "$out/$1.tsv" --label "$1" "${@:2}"
 }
 

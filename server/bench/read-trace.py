@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where the disk reads go: summarises a `zugzwang serve --read-trace FILE`.
+"""Where the disk reads go: summarises a `zugzwang-bench serve --read-trace FILE`.
 
     read-trace.py TRACE [--warmup N] [--device-reads N] [--tables K]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the replay benchmark's experiment table (server/docs/benchmarks.md):
 # each configuration starts a fresh server on the emulated slow tier with a
-# cold page cache, replays the workload with `zugzwang bench replay`, and
+# cold page cache, replays the workload with `zugzwang-bench replay`, and
 # stops the server. Needs `slow-tier.sh setup` first (and, for the fast-tier
 # runs, `zugzwang tier build --from $STATE_DIR/slow/tables --to $STATE_DIR/fast/prefixes`).
 #
@@ -20,7 +20,10 @@
 # every SECONDS during cold runs (slow-tier.sh evict), emulating a table set
 # much larger than RAM, as in production.
 #
-# Settings (environment): ZUGZWANG (binary), LOG (workload), CLIENTS (12),
+# Settings (environment): ZUGZWANG (the server binary, started as
+# `ZUGZWANG serve`: zugzwang-bench by default, for --sequential-probes and
+# --read-trace; a zugzwang from before they moved there had them too), BENCH
+# (the replay client, zugzwang-bench), LOG (workload), CLIENTS (12),
 # WARMUP (requests, 500), DURATION (seconds per run, 180), MAX_REQUESTS
 # (20000), CACHE_MB (0: every request reaches the engine), PORT (3100),
 # STATE_DIR (as slow-tier.sh), NICE (-10: server and client are favoured over
@@ -32,7 +35,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-ZUGZWANG="${ZUGZWANG:-$repo/target/release/zugzwang}"
+ZUGZWANG="${ZUGZWANG:-$repo/target/release/zugzwang-bench}"
+BENCH="${BENCH:-$repo/target/release/zugzwang-bench}"
 LOG="${LOG:-$repo/../shared/workloads/explore-345.txt}"
 CLIENTS="${CLIENTS:-12}"
 WARMUP="${WARMUP:-500}"
@@ -48,16 +52,22 @@ READ_TRACE="${READ_TRACE:-}"
 CGROUP_DIR="/sys/fs/cgroup/blkio/${CGROUP:-zugzwang-slow-tier}"
 
 [[ $# -ge 2 ]] || {
-  sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 out="$1"
 shift
 mkdir -p "$out"
-[[ -x "$ZUGZWANG" ]] || {
-  echo "replay-matrix: no binary at $ZUGZWANG (cargo build --release -p server --bin zugzwang)" >&2
-  exit 2
-}
+for binary in "$ZUGZWANG" "$BENCH"; do
+  [[ -x "$binary" ]] || {
+    echo "replay-matrix: no binary at $binary (cargo build --release -p bench --bin zugzwang-bench)" >&2
+    exit 2
+  }
+done
+# The replay client is `zugzwang-bench replay` (BENCH); a zugzwang from
+# before the benchmarks left it (`zugzwang bench replay`) does as well.
+replay_cmd=("$BENCH" replay)
+"$BENCH" replay --help >/dev/null 2>&1 || replay_cmd=("$BENCH" bench replay)
 
 server_pid=""
 evict_pid=""
@@ -94,7 +104,7 @@ wait_for_port() {
 
 replay() {
   local name="$1" warmup="$2"
-  nice -n "$NICE" "$ZUGZWANG" bench replay --endpoint "http://127.0.0.1:$PORT/standard" --log "$LOG" \
+  nice -n "$NICE" "${replay_cmd[@]}" --endpoint "http://127.0.0.1:$PORT/standard" --log "$LOG" \
     --clients "$CLIENTS" --warmup "$warmup" --max-requests "$MAX_REQUESTS" \
     --duration "$DURATION" --out "$out/$name.tsv" --label "$name" --summary "$out/summary.md"
 }

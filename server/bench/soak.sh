@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Memory over a long run (server/docs/benchmarks.md, "Memory over a soak
-# run"): replays REQUESTS requests of a workload through `zugzwang bench
+# run"): replays REQUESTS requests of a workload through `zugzwang-bench
 # replay`, each pass over the log with the move numbers shifted (they do not
 # change an answer, so they must not grow the response cache), and samples
 # the server's RSS every SAMPLE seconds. Prints the RSS at each tenth of the
@@ -8,7 +8,8 @@
 #
 #   soak.sh OUT_DIR
 #
-# Settings (environment): ZUGZWANG (binary), TABLES (table directory), LOG
+# Settings (environment): ZUGZWANG (the server binary), BENCH (the replay
+# client, zugzwang-bench), TABLES (table directory), LOG
 # (workload), REQUESTS (1000000), CLIENTS (12), PORT (3102), SAMPLE (2),
 # CACHE_MB (64; 0 sends every request to the engine).
 set -euo pipefail
@@ -16,6 +17,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 ZUGZWANG="${ZUGZWANG:-$repo/target/release/zugzwang}"
+BENCH="${BENCH:-$repo/target/release/zugzwang-bench}"
 TABLES="${TABLES:-$repo/../shared/syzygy/standard}"
 LOG="${LOG:-$repo/../shared/workloads/explore-345.txt}"
 REQUESTS="${REQUESTS:-1000000}"
@@ -25,9 +27,13 @@ SAMPLE="${SAMPLE:-2}"
 CACHE_MB="${CACHE_MB:-64}"
 
 [[ $# -eq 1 ]] || {
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
+# The replay client is `zugzwang-bench replay` (BENCH); a zugzwang from
+# before the benchmarks left it (`zugzwang bench replay`) does as well.
+replay_cmd=("$BENCH" replay)
+"$BENCH" replay --help >/dev/null 2>&1 || replay_cmd=("$BENCH" bench replay)
 out="$1"
 mkdir -p "$out"
 
@@ -62,7 +68,7 @@ done
 sampler=$!
 
 start=$(date +%s)
-"$ZUGZWANG" bench replay --endpoint "http://127.0.0.1:$PORT/standard" \
+"${replay_cmd[@]}" --endpoint "http://127.0.0.1:$PORT/standard" \
   --log "$out/soak-log.txt" --clients "$CLIENTS" --duration 36000 \
   --out "$out/replay.tsv" --label soak >"$out/replay.txt"
 end=$(date +%s)

@@ -8,10 +8,12 @@
 #
 # Environment (all optional):
 #   ZUGZWANG_BIN   the binary (default: the release build, built if missing)
+#   BENCH_BIN      the replay client, zugzwang-bench (default: the release
+#                  build, built if missing)
 #   LOG            request log (default ../shared/workloads/explore-34.txt,
 #                  else the excerpt in server/tests/fixtures)
 #   TABLES         table directory for the replicas (default: embedded 3-4)
-#   CLIENTS=12     parallel clients of `zugzwang bench replay`
+#   CLIENTS=12     parallel clients of `zugzwang-bench replay`
 #   BEFORE=5000    requests replayed before the failure phase
 #   DURING=10000   requests of the failure phase: one replica is killed
 #                  0.5 s into it and restarted (ready to serve) after it;
@@ -50,6 +52,19 @@ find_binary() {
     echo "$target/release/zugzwang"
 }
 
+find_bench() {
+    if [ -n "${BENCH_BIN:-}" ]; then
+        echo "$BENCH_BIN"
+        return
+    fi
+    local target=${CARGO_TARGET_DIR:-$repo/target}
+    if [ ! -x "$target/release/zugzwang-bench" ]; then
+        say "building the replay client (cargo build --release -p bench --bin zugzwang-bench)"
+        (cd "$repo" && cargo build --release -p bench --bin zugzwang-bench >&2)
+    fi
+    echo "$target/release/zugzwang-bench"
+}
+
 find_log() {
     if [ -n "${LOG:-}" ]; then
         echo "$LOG"
@@ -72,12 +87,15 @@ install_nginx() {
 }
 
 bin=$(find_binary)
+bench=$(find_bench)
 log=$(find_log)
 install_nginx
-[ -x "$bin" ] || {
-    say "no binary at $bin"
-    exit 1
-}
+for binary in "$bin" "$bench"; do
+    [ -x "$binary" ] || {
+        say "no binary at $binary"
+        exit 1
+    }
+done
 
 # --- processes, all stopped on exit ---------------------------------------
 
@@ -179,10 +197,10 @@ replay() {
         printf 'fen\tms\tstatus\tphase\n' >"$out.tsv" # the log ran out: nothing to replay
         return
     fi
-    "$bin" bench replay --endpoint "http://127.0.0.1:$nginx_port/standard" \
+    "$bench" replay --endpoint "http://127.0.0.1:$nginx_port/standard" \
         --log "$out.log" --clients "$clients" --timeout 30 --out "$out.tsv" "$@" \
         >"$out.summary" 2>"$out.err" || {
-        say "bench replay failed: $(cat "$out.err")"
+        say "zugzwang-bench replay failed: $(cat "$out.err")"
         exit 1
     }
 }

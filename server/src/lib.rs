@@ -1,14 +1,13 @@
 //! Zugzwang's server, in layers that only look down:
 //!
-//! - `cli`: the commands (`serve`, `probe`, `tier`, `verify`, `bench`), each
-//!   with its arguments and printing in one file;
+//! - `cli`: the commands (`serve`, `probe`, `tier`, `verify`, `tables`),
+//!   each with its arguments and printing in one file;
 //! - `http`: routes and their answers, on top of
 //! - `engine`: the answer for a position, probed on a bounded pool, on top of
 //! - `store`: how table files are read (pread, embedded, the fast tier and
 //!   its checksums);
 //! - `service`: process-level services `serve` starts (limits, listener,
-//!   connections, shutdown, scrub, request log, process health);
-//! - `bench`: the replay benchmark and its plots.
+//!   connections, shutdown, scrub, request log, process health).
 //!
 //! `server/docs/architecture.md` follows a request through them.
 
@@ -16,7 +15,6 @@
 // computing their layout needs more room than the default limit of 128.
 #![recursion_limit = "256"]
 
-pub mod bench;
 pub mod catalog;
 pub mod cli;
 pub mod engine;

@@ -259,7 +259,7 @@ fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        common::skipped(
+        common::unsupported(
             "cannot mount a small tmpfs here (needs root); the full-disk test did not run",
         );
         return;

@@ -72,10 +72,10 @@ async fn probes_whose_reads_are_in_the_page_cache_stay_on_the_async_worker() {
     let dir = common::embedded_tables_dir();
     let table = dir.join("KRvK.rtbw");
     if !server::store::pread::reads_without_waiting(&table).expect("read a table") {
-        eprintln!(
-            "SKIPPED: the file system of {} cannot do RWF_NOWAIT reads, so every probe goes to the pool",
+        common::unsupported(&format!(
+            "the file system of {} cannot do RWF_NOWAIT reads, so every probe goes to the pool",
             dir.display()
-        );
+        ));
         return;
     }
     let engine = Engine::open(&config(false)).expect("tables load");

@@ -33,7 +33,7 @@ fn engine(antichess: Vec<PathBuf>) -> Engine {
     .expect("tables load")
 }
 
-/// The shared antichess tables, or a `SKIPPED:` line.
+/// The shared antichess tables, or `None` after [`common::missing`].
 fn antichess_tables() -> Option<PathBuf> {
     common::shared_dir(
         "syzygy/antichess",

@@ -3,7 +3,6 @@
 //! library's layers (`http`, `engine`, `store`, `service`); nothing below
 //! imports them.
 
-pub mod bench;
 pub mod output;
 pub mod probe;
 pub mod serve;
@@ -39,8 +38,6 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Print the API's answer for one position as JSON (for scripts).
     Probe(probe::ProbeArgs),
-    /// Replay request logs against a server and plot response-time ECDFs.
-    Bench(bench::BenchArgs),
     /// Manage the fast tier (table prefixes on fast storage).
     #[command(subcommand)]
     Tier(tier::TierCommand),
@@ -87,15 +84,6 @@ pub struct TableArgs {
     /// the same for 4 KiB as for 128, and neighbouring probes then hit. 0 turns it off.
     #[arg(long, value_name = "KIB", default_value_t = 128)]
     pub read_around: u64,
-    /// Probe the moves of a request one after another instead of together.
-    /// For benchmarks: shows what the parallel probes buy.
-    #[arg(long)]
-    pub sequential_probes: bool,
-    /// Send every probe to the blocking threads, even when its reads are
-    /// all in memory. For benchmarks: shows what probing on the async
-    /// workers first buys.
-    #[arg(long)]
-    pub pool_only_probes: bool,
     /// Fast tier built by `zugzwang tier build`: table prefixes are read from
     /// there, data blocks from --tables (at most one slow read per lookup).
     #[arg(long, value_name = "FAST_DIR")]
@@ -150,8 +138,6 @@ impl TableArgs {
                 read_trace: None,
             },
             probe_threads: self.probe_threads,
-            sequential_probes: self.sequential_probes,
-            inline_probes: !self.pool_only_probes,
             ..EngineConfig::default()
         }
     }
@@ -164,8 +150,6 @@ pub enum CliError {
     Serve(#[from] serve::ServeError),
     #[error(transparent)]
     Probe(#[from] probe::ProbeError),
-    #[error(transparent)]
-    Bench(#[from] crate::bench::BenchError),
     #[error(transparent)]
     Tier(#[from] tier::TierError),
     #[error(transparent)]
@@ -183,7 +167,6 @@ pub async fn run(
     match command {
         Command::Serve(args) => serve::serve(args, inherited).await?,
         Command::Probe(args) => probe::run(args).await?,
-        Command::Bench(args) => bench::run(args).await?,
         Command::Tier(command) => tier::run(command)?,
         Command::Verify(args) => verify::run(args)?,
         Command::Tables(command) => tables::run(command).await?,

@@ -41,7 +41,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 512)]
     pub max_pending: usize,
     /// Append the FEN of every served /standard request to this file, for
-    /// `zugzwang bench replay`.
+    /// `zugzwang-bench replay`.
     #[arg(long, value_name = "FILE")]
     pub request_log: Option<PathBuf>,
     /// Past this size the request log is renamed to FILE.1 and started anew.
@@ -77,10 +77,20 @@ pub struct ServeArgs {
     /// exiting anyway (and logging what was cut).
     #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds)]
     pub drain_timeout: Duration,
-    /// Write every table read that waited for the disk to this file, one
-    /// line each (time, request, lookup, table, kind of read, bytes), for
-    /// `server/bench/read-trace.py`. Needs --read-around above 0.
-    #[arg(long, value_name = "FILE")]
+}
+
+/// Switches that only make sense when measuring the server: `zugzwang serve`
+/// runs with the defaults, and `zugzwang-bench serve` (crate `bench`) sets
+/// them from its flags, so production has no flag that slows it down.
+#[derive(Debug, Clone, Default)]
+pub struct BenchKnobs {
+    /// Probe a request's moves one after another: what the parallel probes buy.
+    pub sequential_probes: bool,
+    /// Send every probe to the blocking threads, even when its reads are all
+    /// in memory: what probing on the async workers first buys.
+    pub pool_only_probes: bool,
+    /// Write every table read that waited for the disk to this file
+    /// (`StoreOptions::read_trace`, see `store::disk_reads`), for `server/bench/read-trace.py`.
     pub read_trace: Option<PathBuf>,
 }
 
@@ -114,14 +124,23 @@ pub async fn serve(
     args: ServeArgs,
     inherited: Option<std::net::TcpListener>,
 ) -> Result<(), ServeError> {
+    serve_with(args, inherited, BenchKnobs::default()).await
+}
+
+/// [`serve`] with benchmark switches set: the one way in for `zugzwang-bench serve`.
+pub async fn serve_with(
+    args: ServeArgs,
+    inherited: Option<std::net::TcpListener>,
+    knobs: BenchKnobs,
+) -> Result<(), ServeError> {
     let signals = Signals::listen()?;
-    if args.read_trace.is_some() && (args.tables.read_around == 0 || args.tables.mmap) {
+    if knobs.read_trace.is_some() && (args.tables.read_around == 0 || args.tables.mmap) {
         tracing::warn!(
             "--read-trace sees nothing with --read-around 0 or --mmap: hits and misses cannot be told apart"
         );
     }
     let budget = descriptor_budget(&args);
-    let engine = open_engine(&args, &budget)?;
+    let engine = open_engine(&args, &knobs, &budget)?;
     let scrub = match args.scrub {
         true => scrub::start_for_serve(
             &args.tables.all_dirs(),
@@ -184,15 +203,21 @@ fn descriptor_budget(args: &ServeArgs) -> DescriptorBudget {
     budget
 }
 
-fn open_engine(args: &ServeArgs, budget: &DescriptorBudget) -> Result<Engine, LoadError> {
+fn open_engine(
+    args: &ServeArgs,
+    knobs: &BenchKnobs,
+    budget: &DescriptorBudget,
+) -> Result<Engine, LoadError> {
     let mut config = EngineConfig {
         cache_bytes: args.cache_mb.saturating_mul(1 << 20),
         memo_bytes: args.probe_memo_mb.saturating_mul(1 << 20),
         max_pending: args.max_pending,
+        sequential_probes: knobs.sequential_probes,
+        inline_probes: !knobs.pool_only_probes,
         ..args.tables.engine_config()
     };
     config.store.table_handles = Some(saturating_usize(budget.table_handles));
-    config.store.read_trace = args.read_trace.clone();
+    config.store.read_trace = knobs.read_trace.clone();
     let engine = Engine::open(&config)?;
     for dir in engine.directories() {
         tracing::info!(

@@ -1,5 +1,5 @@
 //! `serve --request-log FILE`: one FEN per served `/standard` request, so
-//! production traffic can be replayed with `zugzwang bench replay`.
+//! production traffic can be replayed with `zugzwang-bench replay`.
 //!
 //! Serving never waits for the disk: FENs go through a bounded queue to a
 //! writer thread, and are dropped (and counted) if it falls behind. The file

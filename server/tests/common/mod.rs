@@ -21,7 +21,7 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// The shared 5-piece tables beside the checkout, if present. A test that
 /// needs them says so in one `SKIPPED:` line when they are missing, rather
-/// than passing silently.
+/// than passing silently (or fails, under [`REQUIRE_SHARED`]).
 pub fn shared_tables_dir() -> Option<PathBuf> {
     let [dir] = shared(["syzygy/standard"])?;
     Some(dir)
@@ -29,20 +29,20 @@ pub fn shared_tables_dir() -> Option<PathBuf> {
 
 /// The shared 5-piece tables and a file of `shared/` that goes with them
 /// (a 5-piece workload or expected values), if both are present; otherwise
-/// one `SKIPPED:` line names what is missing.
+/// [`missing`] names what is not there.
 pub fn shared_tables_and(file: &str) -> Option<(PathBuf, PathBuf)> {
     let [dir, file] = shared(["syzygy/standard", file])?;
     Some((dir, file))
 }
 
 /// A directory of `shared/` beside the checkout (e.g. `syzygy/antichess`),
-/// if present; otherwise one `SKIPPED:` line says what did not run.
+/// if present; otherwise [`missing`] says what did not run.
 pub fn shared_dir(relative: &str, what_did_not_run: &str) -> Option<PathBuf> {
     let path = shared_root().join(relative);
     if path.exists() {
         return Some(path);
     }
-    skipped(&format!(
+    missing(&format!(
         "{} not found; {what_did_not_run} did not run",
         path.display()
     ));
@@ -62,28 +62,71 @@ fn shared_root() -> PathBuf {
 fn shared<const N: usize>(relative: [&str; N]) -> Option<[PathBuf; N]> {
     let root = shared_root();
     let paths = relative.map(|path| root.join(path));
-    let missing: Vec<String> = paths
+    let missing_paths: Vec<String> = paths
         .iter()
         .filter(|path| !path.exists())
         .map(|path| path.display().to_string())
         .collect();
-    if missing.is_empty() {
+    if missing_paths.is_empty() {
         return Some(paths);
     }
-    skipped(&format!(
+    missing(&format!(
         "{} not found; the 5-piece part of this test did not run",
-        missing.join(" and ")
+        missing_paths.join(" and ")
     ));
     None
 }
 
-/// Prints `SKIPPED: <test>: <why>` straight to stderr: the test harness
-/// captures `eprintln!` of passing tests, and a skip should be seen.
-pub fn skipped(why: &str) {
+/// Set (to anything but empty or `0`) where every test must run in full,
+/// as `.ci/run` does: a green CI run without `../shared` would otherwise
+/// look like one that checked the 5-piece tables.
+pub const REQUIRE_SHARED: &str = "ZUGZWANG_REQUIRE_SHARED";
+
+/// Something the test needs that CI provides is missing: `../shared`, or a
+/// tool `.ci/install` installs. Prints one `SKIPPED:` line, or panics with
+/// the same words under [`REQUIRE_SHARED`]. The caller returns afterwards.
+pub fn missing(why: &str) {
+    let required = std::env::var_os(REQUIRE_SHARED).is_some_and(|v| !v.is_empty() && v != "0");
+    match on_missing(required, &current_test(), why) {
+        Ok(line) => print_skip(&line),
+        Err(failure) => panic!("{failure}"),
+    }
+}
+
+/// This machine cannot do what the test needs (a kernel feature, root), and
+/// no installing fixes that: one `SKIPPED:` line even under [`REQUIRE_SHARED`].
+pub fn unsupported(why: &str) {
+    print_skip(&skip_line(&current_test(), why));
+}
+
+/// What [`missing`] does, without doing it: `Ok` with the line a skip
+/// prints, or `Err` with the message the test fails with.
+pub fn on_missing(required: bool, test: &str, why: &str) -> Result<String, String> {
+    if required {
+        Err(format!(
+            "{test}: {why} ({REQUIRE_SHARED} is set, so this fails instead of skipping)"
+        ))
+    } else {
+        Ok(skip_line(test, why))
+    }
+}
+
+fn skip_line(test: &str, why: &str) -> String {
+    format!("SKIPPED: {test}: {why}")
+}
+
+fn current_test() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string()
+}
+
+/// Straight to stderr: the test harness captures `eprintln!` of passing
+/// tests, and a skip should be seen.
+fn print_skip(line: &str) {
     use std::io::Write;
-    let current = std::thread::current();
-    let test = current.name().unwrap_or("a test");
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {why}");
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 pub fn engine_with(dirs: Vec<PathBuf>) -> Engine {

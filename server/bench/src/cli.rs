@@ -1,6 +1,8 @@
-//! `zugzwang bench`: the replay benchmark (tail latency from a real request
-//! log with parallel clients) and the ECDF plots of its results; the work is
-//! in `crate::bench`, the arguments and printing here.
+//! The `zugzwang-bench` command line: `replay` (tail latency from a real
+//! request log with parallel clients), `plot` (ECDFs of its results) and
+//! `serve` (`zugzwang serve` with the switches only benchmarks want). The
+//! work is in the library's modules and in `server`; the arguments and
+//! printing here.
 
 use std::{
     fs::OpenOptions,
@@ -9,22 +11,51 @@ use std::{
     time::Duration,
 };
 
-use clap::{Args, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use server::cli::serve::{self, BenchKnobs, ServeError};
 
-use crate::bench::{BenchError, plot, replay, summary};
+use crate::{BenchError, plot, replay, summary};
 
-#[derive(Debug, Args)]
-pub struct BenchArgs {
+#[derive(Debug, Parser)]
+#[command(
+    name = "zugzwang-bench",
+    version,
+    about = "Benchmarks of the Zugzwang server: replay request logs, plot response times, serve with benchmark switches"
+)]
+pub struct Cli {
     #[command(subcommand)]
-    pub command: BenchCommand,
+    pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum BenchCommand {
+pub enum Command {
     /// Replay a request log against a running server and summarise the response times.
     Replay(ReplayArgs),
     /// Draw response-time ECDFs (log time axis, client ping added) of replay results.
     Plot(PlotArgs),
+    /// `zugzwang serve`, every flag of it, plus switches for measuring it.
+    Serve(BenchServeArgs),
+}
+
+#[derive(Debug, Args)]
+/// Named apart from `serve::ServeArgs`: clap names each flattened group after
+/// its struct, and two groups called `ServeArgs` in one command are refused.
+pub struct BenchServeArgs {
+    #[command(flatten)]
+    pub serve: serve::ServeArgs,
+    /// Probe the moves of a request one after another instead of together:
+    /// shows what the parallel probes buy.
+    #[arg(long)]
+    pub sequential_probes: bool,
+    /// Send every probe to the blocking threads, even when its reads are
+    /// all in memory: shows what probing on the async workers first buys.
+    #[arg(long)]
+    pub pool_only_probes: bool,
+    /// Write every table read that waited for the disk to this file, one
+    /// line each (time, request, lookup, table, kind of read, bytes), for
+    /// `server/bench/read-trace.py`. Needs --read-around above 0.
+    #[arg(long, value_name = "FILE")]
+    pub read_trace: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -64,7 +95,7 @@ pub struct ReplayArgs {
 
 #[derive(Debug, Args)]
 pub struct PlotArgs {
-    /// Result files of `bench replay`; one curve each.
+    /// Result files of `zugzwang-bench replay`; one curve each.
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
     /// Image to write, .svg or .png; repeat for both.
@@ -84,16 +115,39 @@ fn seconds(secs: f64) -> Duration {
     Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
 }
 
-pub async fn run(args: BenchArgs) -> Result<(), BenchError> {
-    match args.command {
-        BenchCommand::Replay(args) => run_replay(args).await,
-        BenchCommand::Plot(args) => {
+/// Why a command failed; printed after `zugzwang-bench: ` with a failing exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Bench(#[from] BenchError),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+}
+
+/// Runs a parsed command. `inherited` is the listening socket systemd passed
+/// to `serve`, taken before the runtime started (see
+/// `server::service::listener`).
+pub async fn run(
+    command: Command,
+    inherited: Option<std::net::TcpListener>,
+) -> Result<(), CliError> {
+    match command {
+        Command::Replay(args) => run_replay(args).await?,
+        Command::Plot(args) => {
             let curves = plot::curves(&args.results, &args.label, args.ping)?;
             plot::plot(&curves, &args.title, args.ping, &args.out)?;
             eprintln!("wrote {}", plot::describe(&args.out));
-            Ok(())
+        }
+        Command::Serve(args) => {
+            let knobs = BenchKnobs {
+                sequential_probes: args.sequential_probes,
+                pool_only_probes: args.pool_only_probes,
+                read_trace: args.read_trace,
+            };
+            serve::serve_with(args.serve, inherited, knobs).await?;
         }
     }
+    Ok(())
 }
 
 async fn run_replay(args: ReplayArgs) -> Result<(), BenchError> {
@@ -147,4 +201,19 @@ async fn run_replay(args: ReplayArgs) -> Result<(), BenchError> {
         writeln!(file, "{}", summary.row(&label)).map_err(write_err)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// clap checks a command's definition only when it is built: a clash
+    /// between the flattened server flags and these would otherwise show
+    /// first as a panic of `zugzwang-bench serve`.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
 }

@@ -1,4 +1,4 @@
-//! The per-request result file that `bench replay` writes and `bench plot`
+//! The per-request result file that `zugzwang-bench replay` writes and `plot`
 //! reads: tab-separated, one request per line, warm-up rows marked so every
 //! reader excludes the same ones.
 

@@ -1,4 +1,4 @@
-//! `zugzwang bench replay`: replays a request log against a running server
+//! `zugzwang-bench replay`: replays a request log against a running server
 //! with parallel closed-loop clients, as players would (each sends its next
 //! request once its previous one completes), and records every response time.
 
@@ -353,7 +353,7 @@ mod tests {
         let summary = report.summary.unwrap();
         assert_eq!((summary.requests, summary.errors), (40, 1));
 
-        let records = super::super::result::read(&options.out).unwrap();
+        let records = crate::result::read(&options.out).unwrap();
         let mut fens: Vec<&str> = records.iter().map(|r| r.fen.as_str()).collect();
         fens.sort_unstable();
         let mut expected: Vec<&str> = lines.iter().map(String::as_str).collect();

@@ -1,4 +1,5 @@
-//! What can go wrong in `zugzwang bench`, worded so the operator knows what to fix.
+//! What can go wrong in `zugzwang-bench replay` and `plot`, worded so the
+//! operator knows what to fix.
 
 use std::path::PathBuf;
 
@@ -28,7 +29,7 @@ pub enum BenchError {
         source: std::io::Error,
     },
     #[error(
-        "{path}, line {line}: {reason} (is this a file written by `zugzwang bench replay --out`?)"
+        "{path}, line {line}: {reason} (is this a file written by `zugzwang-bench replay --out`?)"
     )]
     BadResultLine {
         path: PathBuf,

@@ -1,4 +1,4 @@
-//! `zugzwang bench plot`: ECDFs of response time, one curve per replay, on a
+//! `zugzwang-bench plot`: ECDFs of response time, one curve per replay, on a
 //! log time axis with the client's ping added, as the design notes ask for
 //! tail-latency figures. SVG and PNG; the font is bundled, so no system
 //! fonts are needed.
