@@ -102,7 +102,12 @@ fn non_empty(path: &Path) -> bool {
 fn serve_replay_and_plot_work_together() {
     let dir = tempfile::tempdir().expect("temp dir");
     let trace = dir.path().join("trace.tsv");
+    // The tables from a directory, as the built-in ones are read from
+    // memory and have no disk reads to trace.
+    let tables = concat!(env!("CARGO_MANIFEST_DIR"), "/../tables");
     let server = Server::start(&[
+        "--tables",
+        tables,
         "--sequential-probes",
         "--pool-only-probes",
         "--read-trace",

@@ -134,6 +134,11 @@ pub async fn serve_with(
     knobs: BenchKnobs,
 ) -> Result<(), ServeError> {
     let signals = Signals::listen()?;
+    if knobs.read_trace.is_some() && args.tables.all_dirs().is_empty() {
+        tracing::warn!(
+            "--read-trace traces reads of table directories; the built-in tables are read from memory, so nothing will be traced (give --tables)"
+        );
+    }
     if knobs.read_trace.is_some() && (args.tables.read_around == 0 || args.tables.mmap) {
         tracing::warn!(
             "--read-trace sees nothing with --read-around 0 or --mmap: hits and misses cannot be told apart"
