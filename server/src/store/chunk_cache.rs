@@ -433,7 +433,7 @@ impl ChunkCachedFile {
         let last = (offset + buf.len() as u64 - 1) / CHUNK;
         let start = first * CHUNK;
         let mut span = vec![0; ((last - first + 1) * CHUNK) as usize];
-        // Counted once read: a read refused inline (`nowait`) is made again.
+        // Counted once read: a read refused inline (`store::context`) is made again.
         let got = read_up_to(&*self.inner, &mut span, start, hint)?;
         cache.figures.loads.fetch_add(1, Relaxed);
         for (i, chunk) in span[..got].chunks(CHUNK as usize).enumerate() {

@@ -11,11 +11,13 @@
 //! thread CPU time): xxh3 hashes 4 KiB in about 190 ns where sha256 needs
 //! 2.7 µs. Checking without a cache cost +10-13% per probe with 1 KiB
 //! blocks, +29-32% with 4 KiB and about +100% with 16 KiB, because every
-//! small metadata read is widened to a whole block and hashed again. With the
-//! verified-block cache (`verified_cache`) the checked store is faster than
-//! the unchecked one at every size (4 KiB: -23%), so the block size is set by
-//! the checksum list's size instead: 4 KiB (the page cache's unit) keeps it at
-//! 0.2% of the tables, where 1 KiB would need 0.8%.
+//! small metadata read is widened to a whole block and hashed again. The
+//! chunk cache above the tier (`store::chunk_cache`) keeps the checked index
+//! parts and recent data blocks, so few reads reach the check at all, and
+//! the block size is set by the checksum list's size instead: 4 KiB (the
+//! page cache's unit) keeps it at 0.2% of the tables, where 1 KiB would need
+//! 0.8%. (A cache of verified blocks below the chunk cache was measured to
+//! earn nothing beside it and removed, server/docs/benchmarks.md.)
 
 use std::{
     fmt, io,
