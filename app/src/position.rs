@@ -8,8 +8,6 @@ use shakmaty::{
     fen::{Fen, ParseFenError},
 };
 
-use crate::variant::Variant;
-
 /// Why a FEN does not describe a position we can explore.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FenError {
@@ -70,10 +68,14 @@ pub(crate) fn setup_of(text: &str) -> Result<Fen, FenError> {
     })
 }
 
+/// What breaking the rules of standard chess is called in an error (the
+/// variants' words are in `variant`, which reads FENs through this module).
+pub(crate) const STANDARD_RULE_WORDS: &str = "not a standard chess position";
+
 fn position_of(fen: Fen) -> Result<Chess, FenError> {
     lenient(
         fen.into_position::<Chess>(CastlingMode::Standard),
-        Variant::Standard.rule_words(),
+        STANDARD_RULE_WORDS,
     )
 }
 
@@ -155,7 +157,7 @@ pub(crate) fn illegal_reasons(kinds: PositionErrorKinds, variant_rule: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::read_game_fen;
+    use crate::{game::read_game_fen, variant::Variant};
 
     #[test]
     fn accepts_underscores_and_roundtrips() {

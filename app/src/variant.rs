@@ -15,7 +15,7 @@ use shakmaty::{
     variant::{self as rules, VariantPosition},
 };
 
-use crate::position::{FenError, lenient, setup_of};
+use crate::position::{FenError, STANDARD_RULE_WORDS, lenient, setup_of};
 
 /// A variant with Syzygy tables, as the API path and the page's URL name it.
 #[derive(
@@ -102,7 +102,7 @@ impl Variant {
     /// What a broken variant-specific rule means here, in words.
     pub(crate) fn rule_words(self) -> &'static str {
         match self {
-            Variant::Standard => "not a standard chess position",
+            Variant::Standard => STANDARD_RULE_WORDS,
             Variant::Atomic => "not a legal atomic position",
             Variant::Antichess => "not a legal antichess position",
         }

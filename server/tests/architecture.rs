@@ -3,7 +3,10 @@
 //! `.rs` file of the crates' sources must be named there, by its path from
 //! the repository's root.
 
-use std::path::{Path, PathBuf};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::{Path, PathBuf},
+};
 
 /// The source folders the map covers, from the repository's root.
 const SOURCES: [&str; 3] = ["server/src", "server/bench/src", "app/src"];
@@ -44,4 +47,258 @@ fn every_source_file_is_named_in_the_architecture_notes() {
         unnamed.is_empty(),
         "server/docs/architecture.md does not name these source files (add a line under Modules saying what each is for): {unnamed:?}"
     );
+}
+
+/// A crate's modules by path (`store::pread`), each with its source.
+fn modules(root: &Path, src: &str) -> BTreeMap<String, String> {
+    let mut files = Vec::new();
+    rust_files(root, Path::new(src), &mut files);
+    files
+        .into_iter()
+        .filter_map(|file| {
+            let relative = file.strip_prefix(src)?.trim_start_matches('/');
+            let name = relative
+                .trim_end_matches(".rs")
+                .trim_end_matches("/mod")
+                .replace('/', "::");
+            if name == "lib" || name == "main" {
+                return None;
+            }
+            let text = std::fs::read_to_string(root.join(&file)).ok()?;
+            Some((name, code_of(&text)))
+        })
+        .collect()
+}
+
+/// The code the crate is built from: tests and comments left out (a test
+/// may use anything, and a doc link is not a dependency).
+fn code_of(text: &str) -> String {
+    let before_tests = text.split("#[cfg(test)]").next().unwrap_or_default();
+    before_tests
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The modules `code` (of module `name`) names through `crate::` or
+/// `super::` paths, grouped imports included.
+fn imports(name: &str, code: &str, all: &BTreeMap<String, String>) -> BTreeSet<String> {
+    let parent: Vec<&str> = match name.rsplit_once("::") {
+        Some((parent, _)) => parent.split("::").collect(),
+        None => Vec::new(),
+    };
+    // Every word that follows a path root or sits inside a grouped import,
+    // tried as the longest module path it can start.
+    let mut found = BTreeSet::new();
+    let words: Vec<&str> = code
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .collect();
+    for word in words {
+        let (root, rest) = if let Some(rest) = word.strip_prefix("crate::") {
+            (Vec::new(), rest)
+        } else if let Some(rest) = word.strip_prefix("super::") {
+            (parent.clone(), rest)
+        } else {
+            continue;
+        };
+        if rest.is_empty() {
+            // The opening of a grouped import, read below.
+            continue;
+        }
+        let mut path: Vec<&str> = root;
+        path.extend(rest.split("::").filter(|p| !p.is_empty()));
+        if let Some(module) = longest_module(&path, all) {
+            found.insert(module);
+        }
+    }
+    for group in grouped_imports(code) {
+        let (root, items) = group;
+        let base: Vec<&str> = if root == "crate" {
+            Vec::new()
+        } else {
+            parent.clone()
+        };
+        for item in items {
+            let mut path = base.clone();
+            path.extend(item.split("::").filter(|p| !p.is_empty()));
+            if let Some(module) = longest_module(&path, all) {
+                found.insert(module);
+            }
+        }
+    }
+    found.remove(name);
+    found
+}
+
+/// `use crate::{a::{b, c}, d}` → ("crate", ["a::b", "a::c", "d"]).
+fn grouped_imports(code: &str) -> Vec<(&str, Vec<String>)> {
+    let mut groups = Vec::new();
+    for root in ["crate", "super"] {
+        let opening = format!("use {root}::{{");
+        let mut rest = code;
+        while let Some(at) = rest.find(&opening) {
+            let body = &rest[at + opening.len()..];
+            let end = body.find("};").unwrap_or(body.len());
+            groups.push((root, flatten(&body[..end])));
+            rest = &body[end..];
+        }
+    }
+    groups
+}
+
+/// The paths a grouped import's body names, nested groups expanded.
+fn flatten(body: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut prefix: Vec<String> = Vec::new();
+    let mut word = String::new();
+    for c in body.chars() {
+        match c {
+            '{' => {
+                prefix.push(word.trim().trim_end_matches("::").to_string());
+                word.clear();
+            }
+            ',' | '}' => {
+                let item = word.trim().trim_end_matches("::");
+                if !item.is_empty() && item != "self" {
+                    paths.push([prefix.join("::"), item.to_string()].join("::"));
+                } else if item == "self" {
+                    paths.push(prefix.join("::"));
+                }
+                word.clear();
+                if c == '}' {
+                    prefix.pop();
+                }
+            }
+            c if c.is_whitespace() => {}
+            c => word.push(c),
+        }
+    }
+    let item = word.trim().trim_end_matches("::");
+    if !item.is_empty() {
+        paths.push([prefix.join("::"), item.to_string()].join("::"));
+    }
+    paths
+        .into_iter()
+        .map(|p| p.trim_start_matches("::").to_string())
+        .collect()
+}
+
+fn longest_module(path: &[&str], all: &BTreeMap<String, String>) -> Option<String> {
+    (1..=path.len())
+        .rev()
+        .map(|n| path[..n].join("::"))
+        .find(|candidate| all.contains_key(candidate))
+}
+
+/// A circle of imports among `graph`'s modules, if there is one.
+fn find_circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        done: &mut BTreeSet<String>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut circle = path[at..].to_vec();
+            circle.push(node.to_string());
+            return Some(circle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(circle) = visit(next, graph, done, path) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut done, &mut Vec::new()))
+}
+
+/// Layers look down and concepts do not lean on each other both ways: a
+/// circle of imports between files is how a reshaped house drifts back
+/// (the store once rendered its metrics by calling into the modules that
+/// recorded into it, five files in a circle).
+#[test]
+fn no_source_files_import_each_other_in_a_circle() {
+    let root = root();
+    for src in SOURCES {
+        let all = modules(&root, src);
+        let graph: BTreeMap<String, BTreeSet<String>> = all
+            .iter()
+            .map(|(name, code)| (name.clone(), imports(name, code, &all)))
+            .collect();
+        assert!(
+            graph.values().map(BTreeSet::len).sum::<usize>() > 0 || all.len() < 3,
+            "{src}: no imports found at all; the parser is broken"
+        );
+        if let Some(circle) = find_circle(&graph) {
+            panic!("{src}: these files import each other in a circle: {circle:?}");
+        }
+    }
+}
+
+/// The store is a library layer: what it has to say goes to `tracing` or
+/// into errors and figures, never straight to a terminal.
+#[test]
+fn nothing_in_the_store_prints() {
+    let root = root();
+    for (name, code) in modules(&root, "server/src") {
+        if !name.starts_with("store") {
+            continue;
+        }
+        for macro_name in ["println!", "eprintln!", "print!(", "eprint!(", "dbg!"] {
+            assert!(
+                !code.contains(macro_name),
+                "server/src/{}: uses {macro_name}; report through tracing, an error or a figure instead",
+                name.replace("::", "/")
+            );
+        }
+    }
+}
+
+/// The circle check itself: it must see imports in all their spellings,
+/// or it would pass whatever the code does.
+#[test]
+fn the_circle_check_sees_grouped_nested_and_path_imports() {
+    let mut all = BTreeMap::new();
+    for name in [
+        "store",
+        "store::metrics",
+        "store::context",
+        "store::pread",
+        "http",
+    ] {
+        all.insert(name.to_string(), String::new());
+    }
+    let grouped = "use super::{\n    context::{self, Tally},\n    pread::PreadFile,\n};";
+    assert_eq!(
+        imports("store::metrics", grouped, &all),
+        BTreeSet::from(["store::context".to_string(), "store::pread".to_string()])
+    );
+    let path = "fn f() { crate::store::metrics::render(); }";
+    assert_eq!(
+        imports("store::context", path, &all),
+        BTreeSet::from(["store::metrics".to_string()])
+    );
+    let graph = BTreeMap::from([
+        ("a".to_string(), BTreeSet::from(["b".to_string()])),
+        ("b".to_string(), BTreeSet::from(["c".to_string()])),
+        ("c".to_string(), BTreeSet::from(["a".to_string()])),
+        ("d".to_string(), BTreeSet::new()),
+    ]);
+    assert_eq!(find_circle(&graph).map(|c| c.len()), Some(4));
+    let line = BTreeMap::from([
+        ("a".to_string(), BTreeSet::from(["b".to_string()])),
+        ("b".to_string(), BTreeSet::new()),
+    ]);
+    assert_eq!(find_circle(&line), None);
 }

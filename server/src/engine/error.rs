@@ -3,7 +3,7 @@
 use app::variant::Variant;
 use shakmaty_syzygy::{ProbeError, SyzygyError};
 
-use crate::store::{format::variant_table_name, handles};
+use crate::store::{format::variant_table_name, table_error};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
@@ -84,5 +84,5 @@ fn probe_reason(err: &ProbeError) -> String {
 
 /// Whether a read failed because no file descriptor was left to open the table.
 fn is_out_of_descriptors(err: &ProbeError) -> bool {
-    matches!(err, ProbeError::Read { error } if handles::is_out_of_descriptors(error))
+    matches!(err, ProbeError::Read { error } if table_error::is_out_of_descriptors(error))
 }

@@ -13,6 +13,7 @@ pub mod order;
 pub mod pool;
 pub mod probe;
 pub mod probe_memo;
+pub mod probed;
 pub mod table_set;
 pub mod tables;
 

@@ -9,29 +9,15 @@ use std::sync::{
 use app::api::{Category, MoveInfo, PositionInfo, TablebaseAnswer};
 use futures::future::try_join_all;
 use shakmaty::{KnownOutcome, Outcome, Position, variant::VariantPosition};
-use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded};
+use shakmaty_syzygy::{AmbiguousWdl, MaybeRounded};
 
 use super::{
     EngineError, Tables,
     order::{self, RankedMove},
     pool::ProbePool,
     probe_memo::{Key, ProbeMemo},
+    probed::Probed,
 };
-
-/// What the tables and the rules say about one position, before the
-/// 50-move-rule category is decided (that needs the clock of the move before).
-#[derive(Debug, Clone, Copy)]
-pub struct Probed {
-    pub checkmate: bool,
-    pub stalemate: bool,
-    /// The variant's own end: the side to move has won (antichess: it has
-    /// no pieces left) or lost (atomic: its king exploded).
-    pub variant_win: bool,
-    pub variant_loss: bool,
-    pub insufficient_material: bool,
-    pub dtz: Option<MaybeRounded<Dtz>>,
-    pub halfmoves: u32,
-}
 
 /// Probes one position; positions outside the loaded tables are `dtz: None`
 /// (the API answers "unknown"), unreadable tables are errors.

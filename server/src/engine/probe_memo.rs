@@ -26,7 +26,7 @@ use shakmaty::{
     zobrist::Zobrist128,
 };
 
-use super::probe::Probed;
+use super::probed::Probed;
 
 /// One position, under its variant's rules, whatever its clocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -36,7 +36,30 @@ use std::{
 
 use shakmaty_syzygy::filesystem::ReadHint;
 
-use super::metrics::Tier;
+/// Where a read was served from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tier {
+    Fast,
+    Slow,
+    /// Process memory: the chunks kept by `store::chunk_cache`. No read at all.
+    Cache,
+}
+
+impl Tier {
+    pub const ALL: [Tier; 3] = [Tier::Fast, Tier::Slow, Tier::Cache];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Tier::Fast => "fast",
+            Tier::Slow => "slow",
+            Tier::Cache => "cache",
+        }
+    }
+}
 
 /// What a probe tried without waiting came to.
 #[derive(Debug)]

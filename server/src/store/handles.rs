@@ -25,24 +25,9 @@ use std::{
 
 use lru::LruCache;
 
-use super::pread::TableIoError;
+use super::table_error::{TableIoError, is_out_of_descriptors};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-/// Whether an error means the process or the system had no descriptor left.
-pub fn is_out_of_descriptors(err: &io::Error) -> bool {
-    let raw = |e: &io::Error| {
-        e.raw_os_error().is_some_and(|code| {
-            code == rustix::io::Errno::MFILE.raw_os_error()
-                || code == rustix::io::Errno::NFILE.raw_os_error()
-        })
-    };
-    raw(err)
-        || err
-            .get_ref()
-            .and_then(|e| e.downcast_ref::<TableIoError>())
-            .is_some_and(|e| e.out_of_descriptors)
-}
 
 /// One open descriptor; counted in its pool's figure while it lives.
 #[derive(Debug)]

@@ -17,33 +17,9 @@ use std::{
 
 use shakmaty_syzygy::filesystem::ReadHint;
 
+pub use super::context::Tier;
 use super::context::{self, Tally};
 use crate::exposition::{Exposition, Kind};
-
-/// Where a read was served from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Tier {
-    Fast,
-    Slow,
-    /// Process memory: the chunks kept by `store::chunk_cache`. No read at all.
-    Cache,
-}
-
-impl Tier {
-    const ALL: [Tier; 3] = [Tier::Fast, Tier::Slow, Tier::Cache];
-
-    fn index(self) -> usize {
-        self as usize
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Tier::Fast => "fast",
-            Tier::Slow => "slow",
-            Tier::Cache => "cache",
-        }
-    }
-}
 
 /// The part of a table a read is for (shakmaty-syzygy's hint).
 pub const KINDS: [(ReadHint, &str); 5] = [

@@ -36,6 +36,7 @@ pub mod pread;
 pub mod quarantine;
 pub mod residency;
 pub mod single_flight;
+pub mod table_error;
 pub mod tier;
 
 use std::{path::PathBuf, sync::Arc};

@@ -14,7 +14,6 @@
 //! hint is involved, only reads.
 
 use std::{
-    fmt,
     fs::{self, File},
     io::{self, IoSliceMut},
     os::unix::fs::FileExt,
@@ -33,10 +32,10 @@ use super::{
     context,
     descriptors::DescriptorBudget,
     disk_reads::{DiskRead, DiskReads},
-    format::file_name,
-    handles::{self, HandlePool, PooledFile},
+    handles::{HandlePool, PooledFile},
     residency::{self, Residency},
     single_flight::{Flights, Role},
+    table_error::TableIoError,
 };
 
 /// Reads tables with positioned reads, optionally hinting random access.
@@ -105,79 +104,6 @@ impl PreadFilesystem {
         &self.disk_reads
     }
 }
-
-/// An I/O error that knows which table file it concerns. It shows the
-/// table's name only, as it ends up in answers to clients and in
-/// `/metrics`; the full path goes to the log where the error arises.
-#[derive(Debug)]
-pub struct TableIoError {
-    pub path: PathBuf,
-    pub detail: String,
-    /// The process or system ran out of file descriptors.
-    pub out_of_descriptors: bool,
-}
-
-impl TableIoError {
-    /// An error about `path`, logged with the path.
-    pub fn logged(path: &Path, kind: io::ErrorKind, detail: String) -> io::Error {
-        tracing::warn!(path = %path.display(), "{detail}");
-        TableIoError::quiet(path, kind, detail)
-    }
-
-    /// An error about `path` that was logged before (a repeated refusal).
-    pub fn quiet(path: &Path, kind: io::ErrorKind, detail: String) -> io::Error {
-        io::Error::new(
-            kind,
-            TableIoError {
-                path: path.to_path_buf(),
-                detail,
-                out_of_descriptors: false,
-            },
-        )
-    }
-
-    /// A failed open, with advice when no descriptor was left.
-    pub fn open(path: &Path, err: io::Error) -> io::Error {
-        TableIoError::because(path, "cannot open", err)
-    }
-
-    /// `what` failed with `err` for the table at `path`; with advice when
-    /// no descriptor was left. An error that names its table already is
-    /// passed on as it is.
-    pub fn because(path: &Path, what: &str, err: io::Error) -> io::Error {
-        if err.get_ref().is_some_and(|e| e.is::<TableIoError>()) {
-            return err;
-        }
-        let out_of_descriptors = handles::is_out_of_descriptors(&err);
-        let detail = if out_of_descriptors {
-            format!("{what}: too many open files ({err}); raise the open-files limit (ulimit -n)")
-        } else {
-            format!("{what}: {err}")
-        };
-        tracing::warn!(path = %path.display(), "{detail}");
-        io::Error::new(
-            err.kind(),
-            TableIoError {
-                path: path.to_path_buf(),
-                detail,
-                out_of_descriptors,
-            },
-        )
-    }
-
-    /// The file name, e.g. `KQvKR.rtbz`.
-    pub fn table(&self) -> String {
-        file_name(&self.path)
-    }
-}
-
-impl fmt::Display for TableIoError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.table(), self.detail)
-    }
-}
-
-impl std::error::Error for TableIoError {}
 
 impl Filesystem for PreadFilesystem {
     fn regular_file_size(&self, path: &Path) -> io::Result<u64> {

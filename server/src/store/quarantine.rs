@@ -15,7 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::pread::TableIoError;
+use super::table_error::TableIoError;
 
 /// How long a table whose header failed its checksum is refused.
 pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(60);

@@ -31,7 +31,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::store::{
     format::file_name,
     handles::{HandlePool, PooledFile},
-    pread::TableIoError,
+    table_error::TableIoError,
 };
 
 /// Bytes covered by one checksum.
@@ -126,7 +126,7 @@ pub enum SumsError {
 
 impl SumsError {
     pub fn out_of_descriptors(&self) -> bool {
-        matches!(self, SumsError::Io(err) if crate::store::handles::is_out_of_descriptors(err))
+        matches!(self, SumsError::Io(err) if crate::store::table_error::is_out_of_descriptors(err))
     }
 }
 

@@ -34,10 +34,11 @@ use crate::store::{
     context,
     disk_reads::DiskReads,
     format::file_name,
-    handles::{self, HandlePool},
+    handles::HandlePool,
     metrics::{ReadMetrics, Tier},
-    pread::{PreadFile, PreadFilesystem, TableIoError},
+    pread::{PreadFile, PreadFilesystem},
     quarantine::Quarantine,
+    table_error::{self, TableIoError},
 };
 
 /// Where `zugzwang verify --init` keeps checksums for tables served without a
@@ -237,7 +238,7 @@ impl TieredFilesystem {
             ),
             // A passing shortage: fail this open and try again later rather
             // than lose the prefix until a restart.
-            Err(err) if handles::is_out_of_descriptors(&err) => return Err(err),
+            Err(err) if table_error::is_out_of_descriptors(&err) => return Err(err),
             Err(err) => self.fallback(table, &format!("cannot open the prefix: {err}")),
         }
         Ok(entry)
@@ -437,7 +438,7 @@ impl TieredFile {
                 Err(err) if context::refused() => return Err(err),
                 // No descriptor to reopen the prefix with: a passing shortage,
                 // not a reason to give the prefix up.
-                Err(err) if handles::is_out_of_descriptors(&err) => Err(None),
+                Err(err) if table_error::is_out_of_descriptors(&err) => Err(None),
                 Err(err) => Err(Some(err.to_string())),
                 Ok(()) => match &self.sums {
                     Some(sums) => sums.check(offset, fast)?.map_err(|bad| {

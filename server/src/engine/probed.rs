@@ -1,0 +1,20 @@
+//! What a probe found about one position: made by `engine::probe`, kept by
+//! `engine::probe_memo` (a file of its own so the memo needs nothing of the
+//! code that probes).
+
+use shakmaty_syzygy::{Dtz, MaybeRounded};
+
+/// What the tables and the rules say about one position, before the
+/// 50-move-rule category is decided (that needs the clock of the move before).
+#[derive(Debug, Clone, Copy)]
+pub struct Probed {
+    pub checkmate: bool,
+    pub stalemate: bool,
+    /// The variant's own end: the side to move has won (antichess: it has
+    /// no pieces left) or lost (atomic: its king exploded).
+    pub variant_win: bool,
+    pub variant_loss: bool,
+    pub insufficient_material: bool,
+    pub dtz: Option<MaybeRounded<Dtz>>,
+    pub halfmoves: u32,
+}
