@@ -93,7 +93,10 @@ pub struct PositionInfo {
     pub precise_dtz: Option<i32>,
     /// Depth to mate: Zugzwang has no DTM tables, always null.
     pub dtm: Option<i32>,
-    /// Depth to win (antichess only): always null.
+    /// Depth to win (antichess only). Zugzwang has no DTW tables: 0 where
+    /// lila-tablebase's prober needs none (an antichess position of at most
+    /// 4 pieces whose side to move has pieces but no legal move, so has
+    /// won), otherwise null.
     pub dtw: Option<i32>,
     /// Depth to conversion: always null.
     pub dtc: Option<i32>,

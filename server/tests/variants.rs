@@ -141,6 +141,8 @@ async fn an_atomic_explosion_is_the_best_move_and_ends_the_mainline() {
     assert_eq!(best["variant_win"], false);
     assert_eq!(best["checkmate"], false);
     assert_eq!(best["category"], "loss");
+    // lila asks its DTW prober about antichess positions only.
+    assert_eq!(best["dtw"], Value::Null);
 
     let (status, body) = common::get_json(&router, &uri("/atomic/mainline", fen)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -200,6 +202,8 @@ async fn antichess_captures_are_compulsory_and_losing_every_piece_wins() {
     assert_eq!(moves[0]["variant_win"], true);
     assert_eq!(moves[0]["variant_loss"], false);
     assert_eq!(moves[0]["category"], "win");
+    // lila's DTW prober refuses a side without pieces (error -1): null.
+    assert_eq!(moves[0]["dtw"], Value::Null);
     assert_eq!(body["category"], "loss");
 
     // A king, a bishop and two captures on offer: only the captures are listed.
@@ -217,6 +221,95 @@ async fn antichess_captures_are_compulsory_and_losing_every_piece_wins() {
         .collect();
     ucis.sort();
     assert_eq!(ucis, ["c2b3", "c2d1"]);
+}
+
+/// `GET path`'s JSON, checked to be 200, and its bytes.
+async fn ok_json(router: &axum::Router, path: &str, fen: &str) -> (Value, String) {
+    let (status, _, bytes) = common::get(router, &uri(path, fen), None).await;
+    let text = String::from_utf8(bytes).expect("UTF-8");
+    assert_eq!(status, StatusCode::OK, "{fen}: {text}");
+    (serde_json::from_str(&text).expect("JSON"), text)
+}
+
+/// The answer's move named `san`.
+fn move_named<'a>(body: &'a Value, san: &str) -> &'a Value {
+    body["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .find(|m| m["san"] == san)
+        .unwrap_or_else(|| panic!("no {san} in {body}"))
+}
+
+#[tokio::test]
+async fn an_antichess_stalemate_of_at_most_4_pieces_has_dtw_0_as_in_lila() {
+    // No tables at all: lila's DTW prober answers these without one.
+    let router = common::router(engine(Vec::new()));
+
+    // The root: white's pawn is blocked and has nothing to take, so white,
+    // to move with no legal move, has won.
+    let (body, text) = ok_json(&router, "/antichess", "8/8/8/8/8/p7/P7/8 w - - 0 1").await;
+    assert_eq!(body["stalemate"], true, "{text}");
+    assert_eq!(body["variant_win"], true, "{text}");
+    assert_eq!(body["category"], "win", "{text}");
+    assert_eq!(body["dtw"], 0, "{text}");
+    assert!(
+        text.contains(r#""dtm":null,"dtw":0,"dtc":null,"category":"win""#),
+        "{text}"
+    );
+    assert_eq!(body["moves"].as_array().expect("moves").len(), 0, "{text}");
+
+    // Moves: the bishop must take, the knight or the pawn. Taking the knight
+    // leaves black a blocked pawn and no move: black has won (shakmaty's SAN
+    // marks the game's end with `#`), dtw 0. Taking
+    // the pawn leaves black a knight free to move: a table's question, null.
+    let (body, text) = ok_json(&router, "/antichess", "8/8/3n4/8/1B6/p7/P7/8 w - - 0 1").await;
+    let stalemating = move_named(&body, "Bxd6#");
+    assert_eq!(stalemating["stalemate"], true, "{text}");
+    assert_eq!(stalemating["variant_win"], true, "{text}");
+    assert_eq!(stalemating["category"], "win", "{text}");
+    assert_eq!(stalemating["dtw"], 0, "{text}");
+    assert!(
+        text.contains(r#""san":"Bxd6#","zeroing":true,"conversion":true,"checkmate":false,"stalemate":true,"variant_win":true"#),
+        "{text}"
+    );
+    let other = move_named(&body, "Bxa3");
+    assert_eq!(other["stalemate"], false, "{text}");
+    assert_eq!(other["dtw"], Value::Null, "{text}");
+    assert_eq!(other["category"], "unknown", "{text}");
+    // The order is lila's: a dtw of 0 tightens nothing, the category decides.
+    let sans: Vec<&str> = body["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .map(|m| m["san"].as_str().expect("san"))
+        .collect();
+    assert_eq!(sans, ["Bxa3", "Bxd6#"], "{text}");
+    assert_eq!(body["dtw"], Value::Null, "{text}");
+}
+
+#[tokio::test]
+async fn dtw_stays_null_where_lilas_prober_is_not_asked_or_needs_a_table() {
+    let router = common::router(engine(Vec::new()));
+    // Five pieces: lila asks its DTW prober about at most 4. The root is a
+    // stalemate of 5, and so is the position after Bxd6.
+    let (body, text) = ok_json(&router, "/antichess", "8/8/8/8/7p/p2p4/P2P4/8 w - - 0 1").await;
+    assert_eq!(body["stalemate"], true, "{text}");
+    assert_eq!(body["variant_win"], true, "{text}");
+    assert_eq!(body["dtw"], Value::Null, "{text}");
+    let (body, text) = ok_json(&router, "/antichess", "8/8/3n4/8/1B6/p6p/P6P/8 w - - 0 1").await;
+    let stalemating = move_named(&body, "Bxd6#");
+    assert_eq!(stalemating["stalemate"], true, "{text}");
+    assert_eq!(stalemating["dtw"], Value::Null, "{text}");
+    // The root, after the last piece is taken: the side to move has no
+    // pieces, which lila's prober refuses: null.
+    let (body, text) = ok_json(&router, "/antichess", "8/8/8/8/8/8/8/B7 b - - 0 1").await;
+    assert_eq!(body["variant_win"], true, "{text}");
+    assert_eq!(body["dtw"], Value::Null, "{text}");
+    // A standard stalemate: lila's DTW prober is for antichess only.
+    let (body, text) = ok_json(&router, "/standard", "k7/8/1Q6/8/8/8/8/7K b - - 0 1").await;
+    assert_eq!(body["stalemate"], true, "{text}");
+    assert_eq!(body["dtw"], Value::Null, "{text}");
 }
 
 #[tokio::test]

@@ -8,7 +8,8 @@
 //! 1. category, with "unknown" just above "loss" (pessimistic);
 //! 2. mates and variant ends first;
 //! 3. stalemates, then insufficient material;
-//! 4. DTM or DTW, tightening (Zugzwang has neither: always equal);
+//! 4. DTM or DTW, tightening (Zugzwang has no DTM and its only DTW is 0,
+//!    which tightens no more than none: always equal);
 //! 5. a winning mover prefers a conversion (capture or promotion), a
 //!    drawing or losing one avoids it; then DTC (always equal here);
 //! 6. likewise for zeroing moves, then DTZ (as the table gives it, rounded
@@ -245,6 +246,31 @@ mod tests {
             zeroing(after("push", Category::Loss, Some(-15))),
         ];
         assert_eq!(sorted(moves), ["push", "fast", "slow"]);
+    }
+
+    #[test]
+    fn a_dtw_of_0_ranks_as_no_dtw() {
+        // lila ranks by DTW tightening: negative first, then none or 0
+        // alike, then positive. Zugzwang's only DTW is 0 (an antichess
+        // stalemate win), so it must leave the order as it is without one.
+        let order = |dtw: [Option<i32>; 3]| {
+            let moves = ["a", "b", "c"]
+                .into_iter()
+                .zip(dtw)
+                .map(|(san, dtw)| {
+                    let mut m = after(san, Category::Win, None);
+                    m.info.pos.stalemate = true;
+                    m.info.pos.variant_win = true;
+                    m.info.pos.dtw = dtw;
+                    m
+                })
+                .collect();
+            sorted(moves)
+        };
+        let without = order([None; 3]);
+        assert_eq!(order([Some(0), None, None]), without);
+        assert_eq!(order([None, Some(0), Some(0)]), without);
+        assert_eq!(order([Some(0); 3]), without);
     }
 
     #[test]

@@ -29,15 +29,41 @@ pub fn probe_position(tables: &Tables, pos: &VariantPosition) -> Result<Probed, 
         }
         _ => (false, false),
     };
+    let stalemate = pos.is_stalemate();
     Ok(Probed {
         checkmate: pos.is_checkmate(),
-        stalemate: pos.is_stalemate(),
+        stalemate,
         variant_win,
         variant_loss,
         insufficient_material: pos.is_insufficient_material(),
+        dtw_zero: dtw_is_zero(pos, stalemate),
         dtz,
         halfmoves: pos.halfmoves(),
     })
+}
+
+/// Whether lila-tablebase answers `dtw: 0` for `pos` (`stalemate` is
+/// `pos.is_stalemate()`); every other position of Zugzwang's is `dtw: null`.
+///
+/// lila-tablebase asks its antichess DTW prober (antichess-tb-sys 0.2,
+/// `antichess_tb::probe_dtw`) about every antichess position of at most 4
+/// pieces without castling rights, the root and each move's. Zugzwang has
+/// no DTW tables, but one answer needs none: a side to move with pieces
+/// and no legal move has won (an antichess stalemate), and the prober says
+/// so as 0 before it looks for a table. A side with no pieces at all, as
+/// after a move that takes the opponent's last piece, is refused by the
+/// prober (error -1), so lila answers `null` there; every other position
+/// needs a table. Standard and atomic positions are never asked: `null`.
+///
+/// In antichess a king is never in check, so `stalemate` is exactly "both
+/// sides have pieces and the side to move has no legal move", the prober's
+/// own test; antichess positions never have castling rights (shakmaty
+/// refuses them), which lila's test checks all the same.
+fn dtw_is_zero(pos: &VariantPosition, stalemate: bool) -> bool {
+    matches!(pos, VariantPosition::Antichess(_))
+        && stalemate
+        && pos.board().occupied().count() <= 4
+        && !pos.castles().any()
 }
 
 impl Probed {
@@ -101,7 +127,7 @@ impl Probed {
             dtz: self.dtz.map(|d| d.ignore_rounding().0),
             precise_dtz: self.dtz.and_then(MaybeRounded::precise).map(|d| d.0),
             dtm: None,
-            dtw: None,
+            dtw: self.dtw_zero.then_some(0),
             dtc: None,
             category,
         }

@@ -141,6 +141,7 @@ mod tests {
             variant_win: false,
             variant_loss: false,
             insufficient_material: false,
+            dtw_zero: false,
             dtz: Some(MaybeRounded::Precise(Dtz(19))),
             halfmoves: 0,
         };

@@ -15,6 +15,8 @@ pub struct Probed {
     pub variant_win: bool,
     pub variant_loss: bool,
     pub insufficient_material: bool,
+    /// `dtw: 0`: see `engine::probe::dtw_is_zero`.
+    pub dtw_zero: bool,
     pub dtz: Option<MaybeRounded<Dtz>>,
     pub halfmoves: u32,
 }
