@@ -415,3 +415,122 @@ fn damaged_files_give_errors_naming_the_table() {
     println!("damaged blocks: {errors} lookups refused");
     assert!(errors > 0);
 }
+
+/// Positions right after a double pawn step that can be taken en passant
+/// (Prophet indexes them apart): their value agrees with Syzygy and with
+/// their moves, the en passant capture included.
+#[test]
+fn en_passant_positions_agree_with_syzygy_and_their_moves() {
+    let Some(tables) = shared_tables("the en passant checks") else {
+        return;
+    };
+    let Some(syzygy_dir) = common::shared_dir("syzygy/standard", "the en passant checks") else {
+        return;
+    };
+    let mut syzygy = Tablebase::<Chess>::new();
+    syzygy.add_directory(&syzygy_dir).unwrap();
+    let mut rng = Rng(0xe9);
+    let mut checked = 0;
+    while checked < 300 {
+        let white = rng.below(2) == 0;
+        let file = rng.below(8) as u32;
+        let other = if file == 0 || (file < 7 && rng.below(2) == 0) {
+            file + 1
+        } else {
+            file - 1
+        };
+        // The pawn about to step two squares, and the one that can take it.
+        let (mover, taker, turn) = if white {
+            (Square::new(8 + file), Square::new(24 + other), Color::White)
+        } else {
+            (
+                Square::new(48 + file),
+                Square::new(32 + other),
+                Color::Black,
+            )
+        };
+        let mut setup = Setup::empty();
+        setup.board.set_piece_at(
+            mover,
+            Piece {
+                color: turn,
+                role: Role::Pawn,
+            },
+        );
+        setup.board.set_piece_at(
+            taker,
+            Piece {
+                color: !turn,
+                role: Role::Pawn,
+            },
+        );
+        for color in [Color::White, Color::Black] {
+            loop {
+                let sq = Square::new(rng.below(64) as u32);
+                if setup.board.piece_at(sq).is_none() {
+                    setup.board.set_piece_at(
+                        sq,
+                        Piece {
+                            color,
+                            role: Role::King,
+                        },
+                    );
+                    break;
+                }
+            }
+        }
+        setup.turn = turn;
+        let Ok(pos) = Chess::from_setup(setup, CastlingMode::Standard) else {
+            continue;
+        };
+        let step = pos.legal_moves().into_iter().find(|m| {
+            m.role() == Role::Pawn
+                && m.from() == Some(mover)
+                && m.to().rank().distance(mover.rank()) == 2
+        });
+        let Some(step) = step else { continue };
+        let mut child = pos.clone();
+        child.play_unchecked(step);
+        if child.ep_square(shakmaty::EnPassantMode::Legal).is_none() {
+            continue;
+        }
+        let fen = Fen::from_position(&child, shakmaty::EnPassantMode::Legal).to_string();
+        let v = value(&tables, &child);
+        let wdl = syzygy.probe_wdl_after_zeroing(&child).unwrap();
+        let sign = |d: Dtm| match d {
+            Dtm::Win(_) => 1,
+            Dtm::Draw => 0,
+            Dtm::Loss(_) => -1,
+        };
+        let expected = match wdl {
+            Wdl::Win | Wdl::CursedWin => 1,
+            Wdl::Draw => 0,
+            Wdl::Loss | Wdl::BlessedLoss => -1,
+        };
+        assert_eq!(sign(v), expected, "{fen}: {v:?} vs Syzygy {wdl:?}");
+        let replies: Vec<Dtm> = child
+            .legal_moves()
+            .into_iter()
+            .map(|m| {
+                let mut next = child.clone();
+                next.play_unchecked(m);
+                value(&tables, &next)
+            })
+            .collect();
+        let best = replies
+            .iter()
+            .map(|r| match *r {
+                Dtm::Win(n) => Dtm::Loss(n + 1),
+                Dtm::Loss(n) => Dtm::Win(n + 1),
+                Dtm::Draw => Dtm::Draw,
+            })
+            .max_by_key(|d| match *d {
+                Dtm::Win(n) => 2000 - i32::from(n),
+                Dtm::Draw => 0,
+                Dtm::Loss(n) => -2000 + i32::from(n),
+            });
+        assert_eq!(Some(v), best, "{fen}: {v:?} vs its replies {replies:?}");
+        checked += 1;
+    }
+    println!("{checked} en passant positions checked");
+}
