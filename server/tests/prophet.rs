@@ -298,7 +298,7 @@ fn random_positions_agree_with_syzygy_and_their_moves() {
                         "{fen}: draw but a move mates"
                     );
                     assert!(
-                        children.is_empty() || children.iter().any(|c| *c == Dtm::Draw),
+                        children.is_empty() || children.contains(&Dtm::Draw),
                         "{fen}: draw but every move loses"
                     );
                 }
@@ -385,7 +385,8 @@ fn damaged_files_give_errors_naming_the_table() {
     good.verify_all().unwrap();
     let positions = kqk_positions();
     let expected: Vec<_> = positions.iter().map(|p| good.probe(p).unwrap()).collect();
-    let data_start = 24 + 2 * 1; // one block of 32768 positions
+    // Header and the one block size (KQK: one block of 32768 positions).
+    let data_start = 24 + 2;
     let mut errors = 0;
     let step = (original.len() - data_start) / 40;
     for offset in (data_start..original.len()).step_by(step.max(1)) {
