@@ -33,6 +33,7 @@ pub mod format;
 pub mod handles;
 pub mod metrics;
 pub mod pread;
+pub mod prophet;
 pub mod quarantine;
 pub mod residency;
 pub mod single_flight;

@@ -1,0 +1,519 @@
+//! Where a position's value sits in a Prophet table: which table (the
+//! material seen from the side to move) and which index inside it.
+//!
+//! The layout is Prophet's (server/docs/prophet.md, "Index"); this is our
+//! own code, written from the description there. Every table is indexed
+//! from the side to move's point of view: the squares are first mirrored
+//! so that the king of the side *not* to move stands in a canonical region
+//! (and, with pawns, so that the side to move's pawns move up the board);
+//! then the king pair picks a slice of the table and each group of equal
+//! pieces contributes a combination index over the squares left to it.
+
+use std::sync::OnceLock;
+
+use shakmaty::{Bitboard, Chess, Color, EnPassantMode, Piece, Position, Role, Square, attacks};
+
+/// Roles in the order Prophet names and indexes the non-king pieces.
+const PIECE_ROLES: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
+
+/// Squares a pawn may stand on (ranks 2 to 7).
+const PAWN_SQUARES: Bitboard = Bitboard(0x00ff_ffff_ffff_ff00);
+
+/// The 14 en passant configurations (ep pawn file, capturing pawn left or right).
+const N_EP: u64 = 14;
+
+/// Counts of each role (pawn..king, by `Role as usize - 1`) for both sides,
+/// the side to move first: what a Prophet table is named after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Material {
+    /// The side to move's pieces.
+    pub stm: [u8; 6],
+    /// The other side's pieces.
+    pub sntm: [u8; 6],
+}
+
+fn role_index(role: Role) -> usize {
+    role as usize - 1
+}
+
+impl Material {
+    /// The material of `pos`, seen from its side to move.
+    pub fn from_position(pos: &Chess) -> Material {
+        let board = pos.board();
+        let mut counts = [[0u8; 6]; 2];
+        for (_, piece) in board.iter() {
+            let side = usize::from(piece.color != pos.turn());
+            counts[side][role_index(piece.role)] += 1;
+        }
+        Material {
+            stm: counts[0],
+            sntm: counts[1],
+        }
+    }
+
+    /// Parses a table name such as `KBNK` (the side to move's pieces first,
+    /// each side `K` then queens, rooks, bishops, knights, pawns). Only the
+    /// canonical spelling is accepted, so that one material has one name.
+    pub fn from_name(name: &str) -> Option<Material> {
+        let rest = name.strip_prefix('K')?;
+        let (stm, sntm) = rest.split_once('K')?;
+        let side = |letters: &str| -> Option<[u8; 6]> {
+            let mut counts = [0u8; 6];
+            counts[role_index(Role::King)] = 1;
+            for c in letters.chars() {
+                let role = Role::from_char(c.to_ascii_lowercase())?;
+                if role == Role::King || !c.is_ascii_uppercase() {
+                    return None;
+                }
+                counts[role_index(role)] += 1;
+            }
+            Some(counts)
+        };
+        let material = Material {
+            stm: side(stm)?,
+            sntm: side(sntm)?,
+        };
+        (material.name() == name).then_some(material)
+    }
+
+    /// The table's name, e.g. `KBNK`.
+    pub fn name(&self) -> String {
+        let mut name = String::new();
+        for counts in [&self.stm, &self.sntm] {
+            name.push('K');
+            for role in PIECE_ROLES.iter().copied().chain([Role::Pawn]) {
+                for _ in 0..counts[role_index(role)] {
+                    name.push(role.upper_char());
+                }
+            }
+        }
+        name
+    }
+
+    /// The same material with the other side to move.
+    pub fn mirrored(&self) -> Material {
+        Material {
+            stm: self.sntm,
+            sntm: self.stm,
+        }
+    }
+
+    /// Number of pieces, kings included.
+    pub fn pieces(&self) -> usize {
+        self.stm
+            .iter()
+            .chain(&self.sntm)
+            .map(|&n| usize::from(n))
+            .sum()
+    }
+
+    fn count(&self, stm: bool, role: Role) -> u8 {
+        let side = if stm { &self.stm } else { &self.sntm };
+        side[role_index(role)]
+    }
+
+    fn has_pawns(&self) -> bool {
+        self.count(true, Role::Pawn) + self.count(false, Role::Pawn) > 0
+    }
+}
+
+/// C(n, k): the number of ways to place k equal pieces on n squares.
+fn binomial(n: u64, k: u64) -> u64 {
+    if k > n {
+        return 0;
+    }
+    (0..k).fold(1, |acc, i| acc * (n - i) / (i + 1))
+}
+
+/// Squares from which a piece of `role` belonging to the side to move would
+/// give a check to the king on `king` that no piece can block: such
+/// positions are illegal (the side not to move would be in check), so
+/// Prophet leaves these squares out of the side to move's pieces' domains.
+fn unblockable_checks(role: Role, king: Square) -> Bitboard {
+    let adjacent = attacks::king_attacks(king);
+    let orthogonal = adjacent
+        .into_iter()
+        .filter(|sq| sq.file() == king.file() || sq.rank() == king.rank())
+        .fold(Bitboard::EMPTY, |bb, sq| bb | Bitboard::from_square(sq));
+    match role {
+        Role::Knight => attacks::knight_attacks(king),
+        Role::Bishop => adjacent & !orthogonal,
+        Role::Rook => orthogonal,
+        Role::Queen | Role::King => adjacent,
+        // Pawns of the side to move move up the board (after the mirroring).
+        Role::Pawn => attacks::pawn_attacks(Color::Black, king) & PAWN_SQUARES,
+    }
+}
+
+/// The legal placements of the two kings Prophet enumerates, in its order:
+/// the king not to move first (a canonical square), then the king to move.
+struct KingPairs {
+    /// Index of each (not-to-move, to-move) pair, `u16::MAX` if not listed.
+    index: Vec<u16>,
+    /// The pairs, in index order.
+    pairs: Vec<(Square, Square)>,
+}
+
+impl KingPairs {
+    fn build(
+        keep_kntm: impl Fn(Square) -> bool,
+        keep_pair: impl Fn(Square, Square) -> bool,
+    ) -> Self {
+        let mut index = vec![u16::MAX; 64 * 64];
+        let mut pairs = Vec::new();
+        for kntm in Square::ALL.into_iter().filter(|&sq| keep_kntm(sq)) {
+            for ktm in Square::ALL {
+                if ktm == kntm || attacks::king_attacks(kntm).contains(ktm) || !keep_pair(kntm, ktm)
+                {
+                    continue;
+                }
+                index[kntm as usize * 64 + ktm as usize] = pairs.len() as u16;
+                pairs.push((kntm, ktm));
+            }
+        }
+        KingPairs { index, pairs }
+    }
+
+    fn get(&self, kntm: Square, ktm: Square) -> Option<u64> {
+        let ix = self.index[kntm as usize * 64 + ktm as usize];
+        (ix != u16::MAX).then_some(u64::from(ix))
+    }
+}
+
+/// Without pawns: the king not to move in the triangle a1-d1-d4 (on or
+/// below the long diagonal), and when it is on the diagonal the king to
+/// move not above it. 462 pairs.
+fn pawnless_kings() -> &'static KingPairs {
+    static PAIRS: OnceLock<KingPairs> = OnceLock::new();
+    PAIRS.get_or_init(|| {
+        KingPairs::build(
+            |kntm| kntm.file() as u32 <= 3 && kntm.rank() as u32 <= kntm.file() as u32,
+            |kntm, ktm| {
+                !(kntm.rank() as u32 == kntm.file() as u32 && ktm.rank() as u32 > ktm.file() as u32)
+            },
+        )
+    })
+}
+
+/// With pawns: the king not to move on files a-d, the king to move
+/// anywhere. 1806 pairs.
+fn pawn_kings() -> &'static KingPairs {
+    static PAIRS: OnceLock<KingPairs> = OnceLock::new();
+    PAIRS.get_or_init(|| KingPairs::build(|kntm| (kntm.file() as u32) < 4, |_, _| true))
+}
+
+/// The number of positions, and where each king pair's slice starts, of
+/// one table: enough to turn a position into an index.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    material: Material,
+    /// Start of each king pair's slice of the non-en-passant part; one more
+    /// entry than pairs, the last being the size of that part.
+    king_offsets: Vec<u64>,
+    /// Positions with a legal en passant capture, after all others.
+    ep_positions: u64,
+}
+
+impl Layout {
+    /// The layout of the table for `material` (side to move first).
+    pub fn new(material: Material) -> Layout {
+        let pawns = material.has_pawns();
+        let kings = if pawns {
+            pawn_kings()
+        } else {
+            pawnless_kings()
+        };
+        let stm_pawns = u64::from(material.count(true, Role::Pawn));
+        let sntm_pawns = u64::from(material.count(false, Role::Pawn));
+        let stm_others: u64 = PIECE_ROLES
+            .iter()
+            .map(|&r| u64::from(material.count(true, r)))
+            .sum();
+
+        let mut king_offsets = Vec::with_capacity(kings.pairs.len() + 1);
+        let mut total = 0u64;
+        king_offsets.push(0);
+        for &(kntm, ktm) in &kings.pairs {
+            let kings_bb = Bitboard::from_square(kntm) | Bitboard::from_square(ktm);
+            let mut n = binomial(
+                u64::from(
+                    (PAWN_SQUARES & !(unblockable_checks(Role::Pawn, kntm) | kings_bb)).count()
+                        as u32,
+                ),
+                stm_pawns,
+            );
+            n *= binomial(
+                u64::from((PAWN_SQUARES & !kings_bb).count() as u32) - stm_pawns,
+                sntm_pawns,
+            );
+            for role in PIECE_ROLES {
+                let domain = !(unblockable_checks(role, kntm) | kings_bb);
+                n *= binomial(domain.count() as u64, u64::from(material.count(true, role)));
+            }
+            let mut free = 62 - stm_pawns - sntm_pawns - stm_others;
+            for role in PIECE_ROLES {
+                let count = u64::from(material.count(false, role));
+                n *= binomial(free, count);
+                free -= count;
+            }
+            total += n;
+            king_offsets.push(total);
+        }
+
+        let ep_positions = if stm_pawns == 0 || sntm_pawns == 0 {
+            0
+        } else {
+            let mut n = N_EP * pawn_kings().pairs.len() as u64;
+            n *= binomial(46, stm_pawns - 1);
+            n *= binomial(47 - stm_pawns, sntm_pawns - 1);
+            let mut free = 62 - stm_pawns - sntm_pawns;
+            for stm in [true, false] {
+                for role in PIECE_ROLES {
+                    let count = u64::from(material.count(stm, role));
+                    n *= binomial(free, count);
+                    free -= count;
+                }
+            }
+            n
+        };
+
+        Layout {
+            material,
+            king_offsets,
+            ep_positions,
+        }
+    }
+
+    /// The material this layout is for.
+    pub fn material(&self) -> Material {
+        self.material
+    }
+
+    /// Number of entries in the table (its header must say the same).
+    pub fn num_positions(&self) -> u64 {
+        self.non_ep_positions() + self.ep_positions
+    }
+
+    fn non_ep_positions(&self) -> u64 {
+        self.king_offsets.last().copied().unwrap_or(0)
+    }
+
+    /// The index of `pos`, whose material (from its side to move) must be
+    /// this layout's. `None` only if the position cannot be in the table
+    /// (a king missing, or kings touching), which a legal position of this
+    /// material never is.
+    pub fn index(&self, pos: &Chess) -> Option<u64> {
+        let board = pos.board();
+        let stm = pos.turn();
+        let pawns = self.material.has_pawns();
+        let kntm_orig = board.king_of(!stm)?;
+        let ktm_orig = board.king_of(stm)?;
+
+        // Mirror the king not to move onto files a-d; without pawns also
+        // onto ranks 1-4; with pawns, flip ranks when Black is to move so
+        // the side to move's pawns go up.
+        let mut flip = if kntm_orig.file() as u32 >= 4 { 7 } else { 0 };
+        if !pawns {
+            if kntm_orig.rank() as u32 >= 4 {
+                flip ^= 56;
+            }
+        } else if stm == Color::Black {
+            flip ^= 56;
+        }
+        let mut diagonal = Diagonal {
+            symmetric: !pawns,
+            transpose: false,
+            flip,
+        };
+
+        let group = |color: Color, role: Role| board.by_piece(Piece { color, role });
+
+        let mut index = 0u64;
+        let mut multiplier = 1u64;
+        let mut occupied = Bitboard::EMPTY;
+
+        let ep = pos.ep_square(EnPassantMode::Legal);
+        let mut ep_pawns = Bitboard::EMPTY;
+        if let Some(ep_square) = ep {
+            // Both sides have pawns here (a legal capture exists).
+            let ep_square = flip_square(ep_square, flip);
+            let ep_pawn = Square::new(ep_square as u32 - 8);
+            let capturer = (diagonal.flip_only(group(stm, Role::Pawn))
+                & attacks::pawn_attacks(Color::Black, ep_square))
+            .first()?;
+            let file = ep_square.file() as u64;
+            let right = capturer.file() as u64 > file;
+            let ep_index = if file == 0 {
+                0
+            } else {
+                2 * file - 1 + u64::from(right)
+            };
+            index += self.non_ep_positions() + ep_index;
+            multiplier *= N_EP;
+            ep_pawns = Bitboard::from_square(ep_pawn) | Bitboard::from_square(capturer);
+            occupied = ep_pawns;
+        }
+
+        let kntm = diagonal
+            .transform(Bitboard::from_square(kntm_orig))
+            .first()?;
+        let ktm = diagonal
+            .transform(Bitboard::from_square(ktm_orig))
+            .first()?;
+        let kings_bb = Bitboard::from_square(kntm) | Bitboard::from_square(ktm);
+        let kings = if pawns {
+            pawn_kings()
+        } else {
+            pawnless_kings()
+        };
+        let king_index = kings.get(kntm, ktm)?;
+        if ep.is_some() {
+            index += king_index * multiplier;
+            multiplier *= kings.pairs.len() as u64;
+        } else {
+            index += self.king_offsets.get(king_index as usize).copied()?;
+            occupied = kings_bb;
+        }
+
+        let order = [Role::Pawn]
+            .into_iter()
+            .map(|r| (stm, r))
+            .chain([(!stm, Role::Pawn)])
+            .chain(PIECE_ROLES.iter().map(|&r| (stm, r)))
+            .chain(PIECE_ROLES.iter().map(|&r| (!stm, r)));
+        for (color, role) in order {
+            if ep.is_some() && color == stm && role == Role::Queen {
+                // With en passant the kings are placed after the pawns.
+                occupied |= kings_bb;
+            }
+            let pieces = group(color, role);
+            if pieces.is_empty() {
+                continue;
+            }
+            let mut squares = diagonal.transform(pieces);
+            let available = if ep.is_some() {
+                if role == Role::Pawn {
+                    squares &= !ep_pawns;
+                    PAWN_SQUARES & !occupied
+                } else {
+                    !occupied
+                }
+            } else if color == stm {
+                let forbidden = unblockable_checks(role, kntm) | kings_bb;
+                if role == Role::Pawn {
+                    PAWN_SQUARES & !forbidden
+                } else {
+                    !forbidden
+                }
+            } else if role == Role::Pawn {
+                PAWN_SQUARES & !occupied
+            } else {
+                !occupied
+            };
+            // Combination index of the group's squares, numbered within
+            // the available squares (combinatorial number system).
+            let mut combination = 0u64;
+            let mut count = 0u64;
+            for sq in squares {
+                let below = Bitboard((1u64 << sq as u32) - 1);
+                let rank = (available & below).count() as u64;
+                count += 1;
+                combination += binomial(rank, count);
+                occupied |= Bitboard::from_square(sq);
+            }
+            index += combination * multiplier;
+            multiplier *= binomial(available.count() as u64, count);
+        }
+        Some(index)
+    }
+}
+
+fn flip_square(sq: Square, flip: u32) -> Square {
+    Square::new(sq as u32 ^ flip)
+}
+
+fn transpose(sq: Square) -> Square {
+    Square::new(((sq as u32) >> 3) | (((sq as u32) & 7) << 3))
+}
+
+/// The board transformation, found piece group by piece group: a fixed
+/// mirroring, then (only without pawns) a transposition about the a1-h8
+/// diagonal, decided by the first group (in index order, kings first)
+/// that does not lie symmetric to that diagonal.
+struct Diagonal {
+    symmetric: bool,
+    transpose: bool,
+    flip: u32,
+}
+
+impl Diagonal {
+    fn flip_only(&self, bb: Bitboard) -> Bitboard {
+        bb.into_iter().fold(Bitboard::EMPTY, |acc, sq| {
+            acc | Bitboard::from_square(flip_square(sq, self.flip))
+        })
+    }
+
+    fn transform(&mut self, bb: Bitboard) -> Bitboard {
+        let plain = self.flip_only(bb);
+        let transposed = plain.into_iter().fold(Bitboard::EMPTY, |acc, sq| {
+            acc | Bitboard::from_square(transpose(sq))
+        });
+        if self.symmetric && plain != transposed {
+            self.symmetric = false;
+            // Keep the group below the diagonal: of the squares where the
+            // two candidates differ below the diagonal, the lowest decides.
+            let below = Bitboard::from_iter(
+                Square::ALL
+                    .into_iter()
+                    .filter(|sq| sq.file() as u32 > sq.rank() as u32),
+            );
+            let lower_plain = plain & below & !(transposed & below);
+            let lower_transposed = transposed & below & !(plain & below);
+            self.transpose = match (lower_plain.first(), lower_transposed.first()) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some(p), Some(t)) => t < p,
+            };
+        }
+        if self.transpose { transposed } else { plain }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn king_pairs_have_prophets_counts() {
+        assert_eq!(pawnless_kings().pairs.len(), 462);
+        assert_eq!(pawn_kings().pairs.len(), 1806);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for name in ["KK", "KBNK", "KKQ", "KPKP", "KQKR", "KRPK"] {
+            let material = Material::from_name(name).expect(name);
+            assert_eq!(material.name(), name);
+        }
+        assert_eq!(Material::from_name("KNBK"), None);
+        assert_eq!(Material::from_name("KBN"), None);
+        assert_eq!(Material::from_name("KXK"), None);
+    }
+
+    #[test]
+    fn sizes_match_the_tables_headers() {
+        // numpos from Prophet's longest_mates.csv.
+        for (name, positions) in [
+            ("KK", 462),
+            ("KQK", 25635),
+            ("KKQ", 28644),
+            ("KPK", 81664),
+            ("KKP", 84012),
+            ("KBNK", 1550621),
+            ("KNKQ", 1603202),
+        ] {
+            let layout = Layout::new(Material::from_name(name).expect(name));
+            assert_eq!(layout.num_positions(), positions, "{name}");
+        }
+    }
+}

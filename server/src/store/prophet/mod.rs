@@ -1,0 +1,330 @@
+//! Depth to mate from Prophet tables (issue 24): our own reader for the
+//! open DTM tablebase of markus7800/prophet_tb_gen_and_probe, which
+//! lila-tablebase serves as `dtm` with `--prophet`.
+//!
+//! Why our own: the upstream prober is C++ with process-wide state and
+//! reads files through mmap; ours reads through shakmaty-syzygy's
+//! [`Filesystem`] (so it can go over the store's pread and tiered layers),
+//! returns errors naming the damaged file instead of asserting, and keeps
+//! per lookup to one positioned read and one zstd block. The format and
+//! the index are described in server/docs/prophet.md; `format` reads a
+//! file, `index` maps a position to its table and index.
+//!
+//! Policy, as lila's: positions with castling rights are not in the tables
+//! (`None`); a material with no table for either side is `None`; a material
+//! whose table exists only for the other side to move is answered by
+//! playing every legal move and probing the other side's table (one ply of
+//! search, as Prophet's own prober does inside lila).
+
+pub mod format;
+pub mod index;
+
+use std::{
+    collections::HashMap,
+    io,
+    path::{Path, PathBuf},
+    sync::{Arc, OnceLock},
+};
+
+use shakmaty::{Chess, Position};
+use shakmaty_syzygy::filesystem::Filesystem;
+
+use format::TableFile;
+use index::{Layout, Material};
+
+/// What went wrong reading a Prophet table; every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ProphetError {
+    /// The file or directory could not be read.
+    #[error("cannot read the Prophet table {path}: {source}; check that it exists and is readable")]
+    Read {
+        /// The table file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The file is not a valid table for its material.
+    #[error(
+        "the Prophet table {path} is damaged: {what}; fetch it again (compare with MD5SUMS) \
+         or remove it"
+    )]
+    Corrupt {
+        /// The table file.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
+}
+
+/// A value from the tables, for the side to move, in plies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dtm {
+    /// Neither side can force mate.
+    Draw,
+    /// The side to move mates in this many plies (odd, at least 1).
+    Win(u16),
+    /// The side to move is mated in this many plies (even; 0 = checkmated).
+    Loss(u16),
+}
+
+impl Dtm {
+    /// Decodes a stored value: 0 is a draw, `1000 - n` a win in `n` plies,
+    /// `-1000 + n` a loss in `n` plies.
+    fn from_raw(raw: i16) -> Option<Dtm> {
+        match raw {
+            0 => Some(Dtm::Draw),
+            1..=999 => Some(Dtm::Win((1000 - raw) as u16)),
+            -1000..=-1 => Some(Dtm::Loss((raw + 1000) as u16)),
+            _ => None,
+        }
+    }
+
+    /// The value one ply earlier, for the side that moved into `self`.
+    fn before(self) -> Dtm {
+        match self {
+            Dtm::Draw => Dtm::Draw,
+            Dtm::Win(n) => Dtm::Loss(n + 1),
+            Dtm::Loss(n) => Dtm::Win(n + 1),
+        }
+    }
+
+    /// Orders values by how good they are for the side to move.
+    fn goodness(self) -> i32 {
+        match self {
+            Dtm::Win(n) => 2000 - i32::from(n),
+            Dtm::Draw => 0,
+            Dtm::Loss(n) => -2000 + i32::from(n),
+        }
+    }
+
+    /// The signed plies lila's API calls `dtm`: positive = the side to move
+    /// mates, negative = it is mated, 0 = draw. A checkmated position has no
+    /// such number (0 means draw there), so lila gives none: `None`.
+    pub fn lila(self) -> Option<i32> {
+        match self {
+            Dtm::Draw => Some(0),
+            Dtm::Win(n) => Some(i32::from(n)),
+            Dtm::Loss(0) => None,
+            Dtm::Loss(n) => Some(-i32::from(n)),
+        }
+    }
+}
+
+/// When a table's checksum (over all its values) is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Verification {
+    /// Before the first lookup in each table (it decompresses the whole
+    /// table once: at most a few MB for 4 pieces). A block damaged in a way
+    /// zstd still decodes then gives an error, never a wrong value.
+    #[default]
+    OnFirstUse,
+    /// Never (lookups read one block; the caller checks files some other
+    /// way, e.g. their md5 in MD5SUMS, or calls [`ProphetTables::verify_all`]).
+    Never,
+}
+
+struct Table {
+    layout: Layout,
+    file: TableFile,
+    verified: OnceLock<Result<(), Arc<str>>>,
+}
+
+/// The Prophet tables found in some directories.
+pub struct ProphetTables {
+    tables: HashMap<Material, Table>,
+    verification: Verification,
+}
+
+impl std::fmt::Debug for ProphetTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProphetTables")
+            .field("tables", &self.tables.len())
+            .field("verification", &self.verification)
+            .finish()
+    }
+}
+
+/// How deep the search for a table missing on one side may go (each level
+/// is a capture or promotion into another material missing on one side).
+const MAX_SEARCH_DEPTH: u32 = 4;
+
+impl ProphetTables {
+    /// Finds `*.egtb.bz` files in `dirs` (and their subdirectories, as laid
+    /// out by the generator: `4men/0pawns/KBNK.egtb.bz`), reading each one's
+    /// header and block list. As in lila, a table in a later directory
+    /// replaces one of the same name in an earlier one. Files whose name is
+    /// not a table name are ignored; a table that fails its structural
+    /// checks is an error. Checksums are checked on first use.
+    pub fn open(
+        dirs: &[PathBuf],
+        filesystem: Arc<dyn Filesystem>,
+    ) -> Result<ProphetTables, ProphetError> {
+        Self::open_with(dirs, filesystem, Verification::default())
+    }
+
+    /// [`ProphetTables::open`], choosing when checksums are checked.
+    pub fn open_with(
+        dirs: &[PathBuf],
+        filesystem: Arc<dyn Filesystem>,
+        verification: Verification,
+    ) -> Result<ProphetTables, ProphetError> {
+        let mut found: HashMap<Material, PathBuf> = HashMap::new();
+        for dir in dirs {
+            let mut files = Vec::new();
+            list_tables(filesystem.as_ref(), dir, 3, &mut files)?;
+            files.sort_by(|a, b| a.1.cmp(&b.1));
+            for (material, path) in files {
+                found.insert(material, path);
+            }
+        }
+        let mut tables = HashMap::with_capacity(found.len());
+        for (material, path) in found {
+            let layout = Layout::new(material);
+            let file = TableFile::open(filesystem.as_ref(), &path, layout.num_positions())?;
+            tables.insert(
+                material,
+                Table {
+                    layout,
+                    file,
+                    verified: OnceLock::new(),
+                },
+            );
+        }
+        Ok(ProphetTables {
+            tables,
+            verification,
+        })
+    }
+
+    /// Number of tables found.
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Whether no table was found.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// Names of the tables found, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.tables.keys().map(Material::name).collect();
+        names.sort();
+        names
+    }
+
+    /// Checks every table's checksum now (reads everything).
+    pub fn verify_all(&self) -> Result<(), ProphetError> {
+        let mut tables: Vec<&Table> = self.tables.values().collect();
+        tables.sort_by(|a, b| a.file.path().cmp(b.file.path()));
+        tables.into_iter().try_for_each(|table| table.file.verify())
+    }
+
+    /// The depth to mate of `pos` as lila's API gives it: plies, positive
+    /// when the side to move mates, negative when it is mated, `Some(0)`
+    /// for a draw; `None` when the tables do not answer (castling rights,
+    /// material without a table) and, as in lila, for a checkmated position
+    /// (use [`ProphetTables::probe`] to tell that apart).
+    pub fn probe_dtm(&self, pos: &Chess) -> Result<Option<i32>, ProphetError> {
+        Ok(self.probe(pos)?.and_then(Dtm::lila))
+    }
+
+    /// The value of `pos` for its side to move, or `None` when the tables
+    /// do not answer (castling rights, material without a table).
+    pub fn probe(&self, pos: &Chess) -> Result<Option<Dtm>, ProphetError> {
+        if pos.castles().any() {
+            return Ok(None);
+        }
+        self.probe_at_depth(pos, 0)
+    }
+
+    fn probe_at_depth(&self, pos: &Chess, depth: u32) -> Result<Option<Dtm>, ProphetError> {
+        let material = Material::from_position(pos);
+        if let Some(table) = self.tables.get(&material) {
+            return table.probe(pos, self.verification).map(Some);
+        }
+        if depth >= MAX_SEARCH_DEPTH || !self.tables.contains_key(&material.mirrored()) {
+            return Ok(None);
+        }
+        // Only the other side's table: one ply of search.
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            return Ok(Some(if pos.is_check() {
+                Dtm::Loss(0)
+            } else {
+                Dtm::Draw
+            }));
+        }
+        let mut best: Option<Dtm> = None;
+        for m in moves {
+            let mut child = pos.clone();
+            child.play_unchecked(m);
+            let Some(value) = self.probe_at_depth(&child, depth + 1)? else {
+                return Ok(None);
+            };
+            let value = value.before();
+            if best.is_none_or(|b| value.goodness() > b.goodness()) {
+                best = Some(value);
+            }
+        }
+        Ok(best)
+    }
+}
+
+impl Table {
+    fn probe(&self, pos: &Chess, verification: Verification) -> Result<Dtm, ProphetError> {
+        let corrupt = |what: String| ProphetError::Corrupt {
+            path: self.file.path().to_owned(),
+            what,
+        };
+        if verification == Verification::OnFirstUse {
+            let verified = self
+                .verified
+                .get_or_init(|| self.file.verify().map_err(|e| Arc::from(e.to_string())));
+            if let Err(message) = verified {
+                return Err(corrupt(format!(
+                    "checksum check failed earlier ({message})"
+                )));
+            }
+        }
+        let index = self.layout.index(pos).ok_or_else(|| {
+            corrupt(format!(
+                "no index for {} (not a position of {})",
+                shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal),
+                self.layout.material().name()
+            ))
+        })?;
+        let raw = self.file.value(index)?;
+        Dtm::from_raw(raw).ok_or_else(|| corrupt(format!("stored value {raw} at index {index}")))
+    }
+}
+
+/// Collects the table files under `dir`, descending `depth` levels.
+fn list_tables(
+    filesystem: &dyn Filesystem,
+    dir: &Path,
+    depth: u32,
+    out: &mut Vec<(Material, PathBuf)>,
+) -> Result<(), ProphetError> {
+    let entries = filesystem
+        .read_dir(dir)
+        .map_err(|source| ProphetError::Read {
+            path: dir.to_owned(),
+            source,
+        })?;
+    for path in entries {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if let Some(stem) = name.strip_suffix(".egtb.bz") {
+            if let Some(material) = Material::from_name(stem)
+                && filesystem.regular_file_size(&path).is_ok()
+            {
+                out.push((material, path));
+            }
+        } else if depth > 0 && filesystem.regular_file_size(&path).is_err() {
+            // Not a regular file: a subdirectory (or something unreadable,
+            // which then lists as nothing).
+            let _ = list_tables(filesystem, &path, depth - 1, out);
+        }
+    }
+    Ok(())
+}
