@@ -5,6 +5,7 @@
 
 pub mod output;
 pub mod probe;
+pub mod process;
 pub mod serve;
 pub mod tables;
 pub mod tier;

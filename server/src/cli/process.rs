@@ -1,0 +1,59 @@
+//! The process around a command, shared by `zugzwang` and `zugzwang-bench`
+//! (whose `serve` must run the very same server): logging, the listening
+//! socket systemd passed, the runtime, the grace blocked threads get at
+//! exit, and the exit status.
+
+use std::{fmt::Display, future::Future, net::TcpListener, process::ExitCode, time::Duration};
+
+use crate::service::listener;
+
+/// After a command returns, blocking threads still stuck on a dead disk get
+/// this long before the process exits without them.
+const EXIT_GRACE: Duration = Duration::from_secs(1);
+
+/// Runs one command as the whole process: `program` names it in errors;
+/// `serves` says whether the command takes a listening socket from
+/// systemd, which must be taken before the runtime starts threads (taking
+/// it edits the environment).
+pub fn run<F, E>(
+    program: &str,
+    serves: bool,
+    command: impl FnOnce(Option<TcpListener>) -> F,
+) -> ExitCode
+where
+    F: Future<Output = Result<(), E>>,
+    E: Display,
+{
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,tower_http=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let inherited = match serves {
+        true => match listener::take_inherited() {
+            Ok(inherited) => inherited,
+            Err(err) => return fail(program, &err),
+        },
+        false => None,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => return fail(program, &format!("cannot start the async runtime: {err}")),
+    };
+    let result = runtime.block_on(command(inherited));
+    runtime.shutdown_timeout(EXIT_GRACE);
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => fail(program, &err),
+    }
+}
+
+fn fail(program: &str, message: &dyn Display) -> ExitCode {
+    eprintln!("{program}: {message}");
+    ExitCode::FAILURE
+}
