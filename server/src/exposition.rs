@@ -33,11 +33,6 @@ pub struct Exposition {
 }
 
 impl Exposition {
-    /// Continues an answer that already holds whole metric families.
-    pub fn after(out: String) -> Self {
-        Exposition { out }
-    }
-
     /// Starts a family: its HELP and TYPE lines, which must come before its samples.
     pub fn family(&mut self, name: &str, help: &str, kind: Kind) {
         let _ = writeln!(self.out, "# HELP {name} {help}");

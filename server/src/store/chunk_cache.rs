@@ -78,7 +78,8 @@ struct Figures {
     hits: AtomicU64,
     loads: AtomicU64,
     bytes: AtomicU64,
-    capacity: AtomicU64,
+    /// The budget asked for (`capacity` rounds it down to whole shards).
+    capacity: u64,
 }
 
 impl Figures {
@@ -90,7 +91,7 @@ impl Figures {
             hits: AtomicU64::new(0),
             loads: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
-            capacity: AtomicU64::new(capacity),
+            capacity,
         }
     }
 
@@ -184,24 +185,28 @@ pub struct ChunkCache {
 impl ChunkCache {
     /// An index cache of at most `capacity` bytes (0: keeps nothing).
     pub fn for_index(capacity: usize) -> ChunkCache {
-        let figures = Figures::new(
-            "index",
-            "table indexes (chunks of headers, sparse indexes and block lengths)",
-            "--index-cache-mb",
-            capacity as u64,
-        );
-        ChunkCache::counted_in(capacity, figures)
+        ChunkCache::counted_in(
+            capacity,
+            Figures::new(
+                "index",
+                "table indexes (chunks of headers, sparse indexes and block lengths)",
+                "--index-cache-mb",
+                capacity as u64,
+            ),
+        )
     }
 
     /// A data-block cache of at most `capacity` bytes (0: keeps nothing).
     pub fn for_data(capacity: usize) -> ChunkCache {
-        let figures = Figures::new(
-            "data",
-            "table data blocks",
-            "--data-cache-mb",
-            capacity as u64,
-        );
-        ChunkCache::counted_in(capacity, figures)
+        ChunkCache::counted_in(
+            capacity,
+            Figures::new(
+                "data",
+                "table data blocks",
+                "--data-cache-mb",
+                capacity as u64,
+            ),
+        )
     }
 
     fn counted_in(capacity: usize, figures: Figures) -> ChunkCache {
@@ -224,7 +229,7 @@ impl ChunkCache {
         out.gauge(
             &name("capacity_bytes"),
             &format!("Memory the cache of {holds} may take ({flag})."),
-            f.capacity.load(Relaxed),
+            f.capacity,
         );
         out.gauge(
             &name("bytes"),
