@@ -67,6 +67,12 @@ pub struct TableArgs {
     /// the rules alone decide.
     #[arg(long = "antichess", value_name = "DIR")]
     pub antichess: Vec<PathBuf>,
+    /// Directory of Prophet DTM tables (*.egtb.bz, also in the generator's
+    /// `4men/0pawns/` subdirectories); repeat for several (lila-tablebase's
+    /// `--prophet`). Without it, the 2- to 4-piece DTM tables built into the
+    /// binary answer `dtm`.
+    #[arg(long = "dtm", value_name = "DIR")]
+    pub dtm: Vec<PathBuf>,
     /// Blocking threads probing tables at once (the probes of one request run in parallel on them).
     #[arg(long, default_value_t = 16)]
     pub probe_threads: usize,
@@ -111,10 +117,10 @@ pub struct TableArgs {
 }
 
 impl TableArgs {
-    /// The table directories of every variant (`--tables`, `--atomic`,
-    /// `--antichess`): what the scrub reads.
+    /// The table directories of every variant and of the DTM tables
+    /// (`--tables`, `--atomic`, `--antichess`, `--dtm`): what the scrub reads.
     pub fn all_dirs(&self) -> Vec<PathBuf> {
-        [&self.dirs, &self.atomic, &self.antichess]
+        [&self.dirs, &self.atomic, &self.antichess, &self.dtm]
             .into_iter()
             .flatten()
             .cloned()
@@ -126,6 +132,7 @@ impl TableArgs {
             tables: self.dirs.clone(),
             atomic: self.atomic.clone(),
             antichess: self.antichess.clone(),
+            dtm: self.dtm.clone(),
             store: StoreOptions {
                 mmap: self.mmap,
                 advise_random: self.advise_random,

@@ -54,6 +54,9 @@ pub struct EngineConfig {
     /// Antichess table directories; none are embedded, so empty means no
     /// antichess tables (answers say "unknown" where one is needed).
     pub antichess: Vec<PathBuf>,
+    /// Prophet DTM table directories; empty means the embedded 2- to
+    /// 4-piece DTM tables.
+    pub dtm: Vec<PathBuf>,
     /// How the store reads the table files of `tables`.
     pub store: StoreOptions,
     /// Blocking threads probing at once.
@@ -81,6 +84,7 @@ impl Default for EngineConfig {
             tables: Vec::new(),
             atomic: Vec::new(),
             antichess: Vec::new(),
+            dtm: Vec::new(),
             store: StoreOptions::default(),
             probe_threads: 16,
             max_pending: 512,
