@@ -284,6 +284,34 @@ pub struct MainlineAnswer {
     pub precise_dtz: Option<i32>,
 }
 
+/// One move of a fastest-mate line and the depth to mate after it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct MateStep {
+    pub uci: String,
+    pub san: String,
+    /// Plies to mate for the side to move after the move, as `dtm` in a
+    /// probe answer (negative: it is mated); null once mated.
+    pub dtm: Option<i32>,
+}
+
+/// The route of the fastest-mate line (standard chess only: the DTM tables
+/// are Prophet's, which cover standard chess).
+pub const FASTEST_MATE_PATH: &str = "/standard/fastest-mate";
+
+/// Answer of `GET /standard/fastest-mate` (Zugzwang only, not in lila's
+/// API): the DTM-optimal line, the winner mating as fast as possible and
+/// the loser resisting as long as possible, to mate. Unlike the DTZ
+/// mainline it ignores the 50-move rule, as depth to mate does.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct MateLineAnswer {
+    /// Empty when the position is drawn or already mate.
+    pub mainline: Vec<MateStep>,
+    /// `"w"`, `"b"`, or null for a draw.
+    pub winner: Option<String>,
+    /// The start's depth to mate in plies, as `dtm` in a probe answer.
+    pub dtm: Option<i32>,
+}
+
 /// Body of every error answer, so clients always get a message to show.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ApiError {

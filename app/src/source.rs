@@ -6,7 +6,7 @@
 //! of the same API.
 
 use crate::{
-    api::{ApiError, InstalledTables, MainlineAnswer, TablebaseAnswer},
+    api::{ApiError, InstalledTables, MainlineAnswer, MateLineAnswer, TablebaseAnswer},
     variant::Variant,
 };
 #[cfg(feature = "ssr")]
@@ -75,6 +75,26 @@ pub async fn fetch_mainline(variant: Variant, fen: String) -> Result<MainlineAns
     #[cfg(not(feature = "ssr"))]
     {
         get_json(&format!("{}?fen={}", variant.mainline_path(), encode(&fen))).await
+    }
+}
+
+/// Fetches the fastest mate (standard chess); only the browser asks for it.
+pub async fn fetch_mate_line(fen: String) -> Result<MateLineAnswer, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        let _ = fen;
+        Err(ApiError {
+            error: "the fastest mate is fetched by the browser".to_string(),
+        })
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        get_json(&format!(
+            "{}?fen={}",
+            crate::api::FASTEST_MATE_PATH,
+            encode(&fen)
+        ))
+        .await
     }
 }
 

@@ -328,7 +328,7 @@ async fn json_fields_come_in_lilas_order() {
     let body = String::from_utf8(body).expect("UTF-8");
     let root = r#"{"checkmate":false,"stalemate":false,"variant_win":false,"variant_loss":false,"insufficient_material":false,"dtz":21,"precise_dtz":"#;
     assert!(body.starts_with(root), "{body}");
-    let first_move = r#","dtm":null,"dtw":null,"dtc":null,"category":"win","moves":[{"uci":"h1h7","san":"Rh7","zeroing":false,"conversion":false,"checkmate":false,"stalemate":false,"variant_win":false,"variant_loss":false,"insufficient_material":false,"dtz":-20,"precise_dtz":"#;
+    let first_move = r#","dtm":21,"dtw":null,"dtc":null,"category":"win","moves":[{"uci":"h1h7","san":"Rh7","zeroing":false,"conversion":false,"checkmate":false,"stalemate":false,"variant_win":false,"variant_loss":false,"insufficient_material":false,"dtz":-20,"precise_dtz":"#;
     assert!(body.contains(first_move), "{body}");
 
     let (_, _, body) = common::get(&router, &uri("/standard/mainline", fen), None).await;

@@ -37,10 +37,21 @@ fn embedded() -> Engine {
     common::engine_with(Vec::new())
 }
 
+/// The embedded Syzygy tables without DTM, as lila-tablebase runs without
+/// `--prophet` (the issue's examples were written for that).
+fn embedded_without_dtm() -> Engine {
+    let empty = tempfile::tempdir().expect("temporary directory");
+    Engine::open(&server::engine::EngineConfig {
+        dtm: vec![empty.path().to_owned()],
+        ..server::engine::EngineConfig::default()
+    })
+    .expect("tables load")
+}
+
 #[test]
 fn issue_examples_in_lilas_order() {
     let rt = runtime();
-    let engine = embedded();
+    let engine = embedded_without_dtm();
     // A winning conversion ranks before DTZ, and the queen before the rook.
     let got = answer(&engine, "2k5/5P2/8/8/1P6/8/5K2/8 w - - 1 68", &rt);
     assert_eq!(
@@ -53,6 +64,18 @@ fn issue_examples_in_lilas_order() {
         dtzs(&got)[..5],
         [Some(-2), Some(-2), Some(-6), Some(-10), Some(-2)]
     );
+
+    // With DTM, the fastest mate ranks before conversions and DTZ: here
+    // the promotions to a queen or rook mate soonest, the king steps next.
+    let got = answer(&embedded(), "2k5/5P2/8/8/1P6/8/5K2/8 w - - 1 68", &rt);
+    let dtms: Vec<Option<i32>> = got.moves.iter().map(|m| m.pos.dtm).collect();
+    assert!(
+        dtms.iter()
+            .take_while(|d| d.is_some_and(|d| d < 0))
+            .is_sorted_by_key(|d| d.map(|d| -d)),
+        "{dtms:?}"
+    );
+    assert_eq!(sans(&got)[0], "f8=Q+", "{:?} {dtms:?}", sans(&got));
 
     let Some(dir) = common::shared_tables_dir() else {
         return;
@@ -86,6 +109,7 @@ fn by_rule(a: &MoveInfo, b: &MoveInfo, a_move: &Move, b_move: &Move) -> Ordering
         .then(x.variant_win.cmp(&y.variant_win))
         .then(y.stalemate.cmp(&x.stalemate))
         .then(y.insufficient_material.cmp(&x.insufficient_material))
+        .then(mate_rank(x.dtm.or(x.dtw)).cmp(&mate_rank(y.dtm.or(y.dtw))))
         .then(good(b.conversion, b).cmp(&good(a.conversion, a)))
         .then(good(b.zeroing, b).cmp(&good(a.zeroing, a)))
         .then(dtz_rank(x.dtz).cmp(&dtz_rank(y.dtz)))
@@ -106,6 +130,16 @@ fn rank(category: Category) -> u8 {
         Category::MaybeWin => 7,
         Category::SyzygyWin => 8,
         Category::Win => 9,
+    }
+}
+
+/// The opponent mated soonest first (DTM -1, -2, ...), then no DTM and
+/// draws alike, then the opponent mating latest first (..., 2, 1).
+fn mate_rank(dtm: Option<i32>) -> (u8, i64) {
+    match dtm {
+        Some(d) if d < 0 => (0, -i64::from(d)),
+        Some(d) if d > 0 => (2, -i64::from(d)),
+        _ => (1, 0),
     }
 }
 

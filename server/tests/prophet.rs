@@ -10,7 +10,7 @@ use std::{
     sync::Arc,
 };
 
-use server::store::prophet::{Dtm, ProphetError, ProphetTables, Verification};
+use server::store::prophet::{Dtm, ProphetError, ProphetOptions, ProphetTables, Verification};
 use shakmaty::{
     Bitboard, CastlingMode, Chess, Color, FromSetup, Piece, Position, Role, Setup, Square, fen::Fen,
 };
@@ -347,11 +347,16 @@ fn damaged_files_give_errors_naming_the_table() {
     ) {
         let dir = kqk_dir("KQK.egtb.bz", Some(bytes));
         let path = dir.path().join("KQK.egtb.bz");
-        let tables = ProphetTables::open_with(&[dir.path().to_owned()], fs(), verification);
+        let options = ProphetOptions {
+            verification,
+            ..ProphetOptions::default()
+        };
+        let tables = ProphetTables::open_with(&[dir.path().to_owned()], fs(), options);
         (dir, path, tables)
     };
 
-    // Structural damage is refused at open.
+    // Structural damage is found at open: the file is skipped (the others
+    // still serve), and every lookup that needs it names it.
     let mut cases: Vec<(&str, Vec<u8>)> = vec![
         (
             "truncated by one byte",
@@ -373,7 +378,10 @@ fn damaged_files_give_errors_naming_the_table() {
     cases.push(("a wrong block size", list));
     for (what, bytes) in cases {
         let (_dir, path, tables) = open(bytes, Verification::OnFirstUse);
-        let err = tables.expect_err(what);
+        let tables = tables.expect(what);
+        assert_eq!(tables.rejected().len(), 1, "{what}");
+        assert_eq!(tables.rejected()[0].path, path, "{what}");
+        let err = tables.probe(&kqk_positions()[0]).expect_err(what);
         assert!(matches!(err, ProphetError::Corrupt { .. }), "{what}: {err}");
         assert_names_table(&err, &path);
     }

@@ -18,7 +18,10 @@ use clap::{Args, Parser, Subcommand};
 use crate::{
     engine::EngineConfig,
     service::memory_budget,
-    store::{DEFAULT_DATA_CACHE_BYTES, StoreOptions},
+    store::{
+        DEFAULT_DATA_CACHE_BYTES, StoreOptions,
+        prophet::block_cache::DEFAULT_BYTES as DEFAULT_DTM_CACHE_BYTES,
+    },
 };
 
 #[derive(Debug, Parser)]
@@ -73,6 +76,10 @@ pub struct TableArgs {
     /// binary answer `dtm`.
     #[arg(long = "dtm", value_name = "DIR")]
     pub dtm: Vec<PathBuf>,
+    /// Megabytes of decompressed DTM blocks kept in memory: a DTM lookup
+    /// otherwise decompresses 64 KiB. 0 keeps none.
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_DTM_CACHE_BYTES >> 20)]
+    pub dtm_cache_mb: u64,
     /// Blocking threads probing tables at once (the probes of one request run in parallel on them).
     #[arg(long, default_value_t = 16)]
     pub probe_threads: usize,
@@ -133,6 +140,7 @@ impl TableArgs {
             atomic: self.atomic.clone(),
             antichess: self.antichess.clone(),
             dtm: self.dtm.clone(),
+            dtm_cache_bytes: self.dtm_cache_mb.saturating_mul(1 << 20),
             store: StoreOptions {
                 mmap: self.mmap,
                 advise_random: self.advise_random,

@@ -3,7 +3,11 @@
 use app::variant::Variant;
 use shakmaty_syzygy::{ProbeError, SyzygyError};
 
-use crate::store::{format::variant_table_name, table_error};
+use crate::store::{
+    format::{file_name, variant_table_name},
+    prophet::ProphetError,
+    table_error,
+};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
@@ -66,6 +70,32 @@ impl EngineError {
             SyzygyError::TooManyPieces => {
                 EngineError::NotInTables("more pieces than the loaded tables cover".to_string())
             }
+        }
+    }
+}
+
+impl EngineError {
+    /// A DTM table that could not be read or is damaged, named by its file.
+    pub fn from_prophet(err: ProphetError) -> EngineError {
+        let (path, reason) = match &err {
+            ProphetError::Read { path, source } => {
+                if table_error::is_out_of_descriptors(source) {
+                    return EngineError::TooManyOpenFiles {
+                        table: file_name(path),
+                    };
+                }
+                (path, source.to_string())
+            }
+            ProphetError::Corrupt { path, what } => (
+                path,
+                format!(
+                    "the DTM table is damaged: {what}; fetch it again (compare with MD5SUMS) or remove it"
+                ),
+            ),
+        };
+        EngineError::Table {
+            table: file_name(path),
+            reason,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod answer_cache;
 pub mod error;
 pub mod load_shedding;
 pub mod mainline;
+pub mod mate_line;
 pub mod order;
 pub mod pool;
 pub mod probe;
@@ -20,7 +21,7 @@ pub mod tables;
 use std::{path::PathBuf, sync::Arc};
 
 use app::{
-    api::{MainlineAnswer, TablebaseAnswer},
+    api::{MainlineAnswer, MateLineAnswer, TablebaseAnswer},
     variant::Variant,
 };
 use shakmaty::variant::VariantPosition;
@@ -39,7 +40,8 @@ pub use tables::{LoadError, LoadedDirectory, TableDirs, TableDirsByVariant, Tabl
 
 use crate::store::{
     self, StoreMetrics, StoreOptions,
-    embedded::{EMBEDDED_ATOMIC_DIR, EMBEDDED_DIR, EmbeddedFilesystem},
+    embedded::{EMBEDDED_ATOMIC_DIR, EMBEDDED_DIR, EMBEDDED_PROPHET_DIR, EmbeddedFilesystem},
+    prophet::block_cache::BlockCache,
 };
 
 /// Which tables the engine answers from, how they are read and how much it
@@ -57,6 +59,8 @@ pub struct EngineConfig {
     /// Prophet DTM table directories; empty means the embedded 2- to
     /// 4-piece DTM tables.
     pub dtm: Vec<PathBuf>,
+    /// Bytes of decompressed DTM blocks kept in memory (0: none kept).
+    pub dtm_cache_bytes: u64,
     /// How the store reads the table files of `tables`.
     pub store: StoreOptions,
     /// Blocking threads probing at once.
@@ -85,6 +89,7 @@ impl Default for EngineConfig {
             atomic: Vec::new(),
             antichess: Vec::new(),
             dtm: Vec::new(),
+            dtm_cache_bytes: store::prophet::block_cache::DEFAULT_BYTES,
             store: StoreOptions::default(),
             probe_threads: 16,
             max_pending: 512,
@@ -117,11 +122,16 @@ impl Engine {
     /// one store (one descriptor budget, one checksum survey); a variant
     /// without directories uses its embedded tables, if it has some.
     pub fn open(config: &EngineConfig) -> Result<Engine, LoadError> {
-        let on_disk: Vec<PathBuf> = [&config.tables, &config.atomic, &config.antichess]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect();
+        let on_disk: Vec<PathBuf> = [
+            &config.tables,
+            &config.atomic,
+            &config.antichess,
+            &config.dtm,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
         let store = match on_disk.is_empty() {
             true => None,
             false => Some(store::open(&config.store, &on_disk)?),
@@ -141,6 +151,8 @@ impl Engine {
             standard: set(&config.tables, Some(EMBEDDED_DIR)),
             atomic: set(&config.atomic, Some(EMBEDDED_ATOMIC_DIR)),
             antichess: set(&config.antichess, None),
+            dtm: set(&config.dtm, Some(EMBEDDED_PROPHET_DIR)),
+            dtm_cache_bytes: config.dtm_cache_bytes,
         };
         let config = EngineConfig {
             inline_probes: config.inline_probes && !config.store.mmap,
@@ -172,6 +184,8 @@ impl Engine {
                 },
                 atomic: TableDirs::none(),
                 antichess: TableDirs::none(),
+                dtm: TableDirs::none(),
+                dtm_cache_bytes: 0,
             },
         )
     }
@@ -279,6 +293,32 @@ impl Engine {
                 .await?
         };
         self.cache.mainline(&key, compute).await
+    }
+
+    /// The fastest mate from a standard position (`GET
+    /// /standard/fastest-mate`): computed on the pool each time (DTM
+    /// lookups of a few hundred positions, kept decompressed), not cached.
+    pub async fn mate_line(
+        &self,
+        pos: impl Into<VariantPosition>,
+    ) -> Result<Arc<MateLineAnswer>, EngineError> {
+        let pos = pos.into();
+        let _pending = self.admit()?;
+        let line = self
+            .pool
+            .run(move |tables| mate_line::mate_line(tables, pos))
+            .await??;
+        Ok(Arc::new(line))
+    }
+
+    /// The decompressed DTM blocks kept, with their figures.
+    pub fn dtm_block_cache(&self) -> &BlockCache {
+        self.pool.tables().dtm.block_cache()
+    }
+
+    /// Names of the DTM tables loaded (Prophet's, e.g. `KBNK`), sorted.
+    pub fn dtm_tables(&self) -> Vec<String> {
+        self.pool.tables().dtm.names()
     }
 
     /// How requests met the response cache, and what it holds.

@@ -8,8 +8,10 @@
 //! 1. category, with "unknown" just above "loss" (pessimistic);
 //! 2. mates and variant ends first;
 //! 3. stalemates, then insufficient material;
-//! 4. DTM or DTW, tightening (Zugzwang has no DTM and its only DTW is 0,
-//!    which tightens no more than none: always equal);
+//! 4. DTM (or DTW, antichess), tightening: a move after which the opponent
+//!    is mated soonest first, then unknown and draws alike, then a move
+//!    after which the opponent mates, latest first (Zugzwang's only DTW
+//!    is 0, which tightens no more than none);
 //! 5. a winning mover prefers a conversion (capture or promotion), a
 //!    drawing or losing one avoids it; then DTC (always equal here);
 //! 6. likewise for zeroing moves, then DTZ (as the table gives it, rounded
@@ -71,10 +73,23 @@ type SortKey = (
     Category,
     (bool, bool, bool),
     (bool, bool),
+    Tightening,
     bool,
     (bool, Option<Reverse<i32>>),
     (Reverse<Option<Role>>, Reverse<Option<Role>>),
 );
+
+/// Step 4's key of a metric (plies, negative: the side to move is mated):
+/// negatives first, nearest zero first; then none and zero, equal; then
+/// positives, largest first.
+type Tightening = (Reverse<Option<i32>>, Option<Reverse<i32>>);
+
+fn tightening(metric: Option<i32>) -> Tightening {
+    (
+        Reverse(metric.filter(|m| *m < 0)),
+        metric.filter(|m| *m > 0).map(Reverse),
+    )
+}
 
 fn sort_key(m: &RankedMove) -> SortKey {
     let after = &m.info.pos;
@@ -85,6 +100,7 @@ fn sort_key(m: &RankedMove) -> SortKey {
         after.category,
         (!after.checkmate, !after.variant_loss, after.variant_win),
         (!after.stalemate, !after.insufficient_material),
+        tightening(after.dtm.or(after.dtw)),
         m.info.conversion == opponent_wins,
         (m.info.zeroing == opponent_wins, after.dtz.map(Reverse)),
         (Reverse(m.capture), Reverse(m.promotion)),
@@ -180,6 +196,27 @@ mod tests {
                 "win"
             ]
         );
+    }
+
+    #[test]
+    fn tightening_puts_the_fastest_mate_first_and_the_slowest_loss_last() {
+        let metrics = [Some(-1), Some(-2), None, Some(0), Some(2), Some(1)];
+        assert!(metrics.is_sorted_by_key(|m| tightening(*m)));
+        assert_eq!(tightening(None), tightening(Some(0)));
+    }
+
+    #[test]
+    fn dtm_decides_before_conversion_and_dtz() {
+        let with_dtm = |san: &str, dtm: i32, dtz: i32| {
+            let mut m = after(san, Category::Loss, Some(dtz));
+            m.info.pos.dtm = Some(dtm);
+            m
+        };
+        // The fastest mate wins over a zeroing move and a shorter DTZ.
+        let slow = zeroing(with_dtm("slow", -9, -1));
+        let fast = with_dtm("fast", -3, -8);
+        let mid = with_dtm("mid", -5, -2);
+        assert_eq!(sorted(vec![slow, mid, fast]), ["fast", "mid", "slow"]);
     }
 
     #[test]

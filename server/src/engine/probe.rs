@@ -20,9 +20,10 @@ use super::{
 };
 
 /// Probes one position; positions outside the loaded tables are `dtz: None`
-/// (the API answers "unknown"), unreadable tables are errors.
+/// (the API answers "unknown") and `dtm: None`, unreadable tables are errors.
 pub fn probe_position(tables: &Tables, pos: &VariantPosition) -> Result<Probed, EngineError> {
     let dtz = tables.probe_dtz(pos)?;
+    let dtm = tables.probe_dtm(pos)?;
     let (variant_win, variant_loss) = match pos.variant_outcome() {
         Outcome::Known(KnownOutcome::Decisive { winner }) => {
             (winner == pos.turn(), winner != pos.turn())
@@ -38,6 +39,7 @@ pub fn probe_position(tables: &Tables, pos: &VariantPosition) -> Result<Probed, 
         insufficient_material: pos.is_insufficient_material(),
         dtw_zero: dtw_is_zero(pos, stalemate),
         dtz,
+        dtm,
         halfmoves: pos.halfmoves(),
     })
 }
@@ -126,7 +128,7 @@ impl Probed {
             insufficient_material: self.insufficient_material,
             dtz: self.dtz.map(|d| d.ignore_rounding().0),
             precise_dtz: self.dtz.and_then(MaybeRounded::precise).map(|d| d.0),
-            dtm: None,
+            dtm: self.dtm,
             dtw: self.dtw_zero.then_some(0),
             dtc: None,
             category,

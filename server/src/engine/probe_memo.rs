@@ -143,6 +143,7 @@ mod tests {
             insufficient_material: false,
             dtw_zero: false,
             dtz: Some(MaybeRounded::Precise(Dtz(19))),
+            dtm: Some(19),
             halfmoves: 0,
         };
         memo.insert(key, probed);

@@ -18,5 +18,7 @@ pub struct Probed {
     /// `dtw: 0`: see `engine::probe::dtw_is_zero`.
     pub dtw_zero: bool,
     pub dtz: Option<MaybeRounded<Dtz>>,
+    /// lila's `dtm` (see `engine::tables::Tables::probe_dtm`).
+    pub dtm: Option<i32>,
     pub halfmoves: u32,
 }

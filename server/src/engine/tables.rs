@@ -26,6 +26,7 @@ use crate::{
         self,
         embedded::EmbeddedFilesystem,
         format::{file_name, variant_table_name},
+        prophet::{Dtm, ProphetError, ProphetOptions, ProphetTables},
     },
 };
 
@@ -66,6 +67,8 @@ pub enum LoadError {
     Directory { path: PathBuf, source: io::Error },
     #[error(transparent)]
     Store(#[from] store::OpenError),
+    #[error(transparent)]
+    Dtm(#[from] ProphetError),
 }
 
 /// One variant's table directories and the filesystem they are read through.
@@ -86,12 +89,16 @@ impl TableDirs {
     }
 }
 
-/// The table sets of the three variants.
+/// The table sets of the three variants, and the DTM tables (standard).
 #[derive(Clone)]
 pub struct TableDirsByVariant {
     pub standard: TableDirs,
     pub atomic: TableDirs,
     pub antichess: TableDirs,
+    /// Prophet DTM tables; no directories: no `dtm` anywhere.
+    pub dtm: TableDirs,
+    /// Bytes of decompressed DTM blocks kept (`--dtm-cache-mb`).
+    pub dtm_cache_bytes: u64,
 }
 
 pub struct Tables {
@@ -99,6 +106,8 @@ pub struct Tables {
     pub tablebase: Tablebase<Chess>,
     pub atomic: Tablebase<Atomic>,
     pub antichess: Tablebase<Antichess>,
+    /// Depth to mate for standard positions (Prophet tables).
+    pub dtm: ProphetTables,
     /// File name (e.g. `KQvK.rtbz`) → why it was not loaded. The suffixes
     /// tell the variants apart.
     rejected: HashMap<String, String>,
@@ -135,6 +144,8 @@ impl Tables {
             },
             atomic: TableDirs::none(),
             antichess: TableDirs::none(),
+            dtm: TableDirs::none(),
+            dtm_cache_bytes: 0,
         })
     }
 
@@ -148,6 +159,7 @@ impl Tables {
             tablebase: Tablebase::with_filesystem(Arc::clone(&sets.standard.filesystem)),
             atomic: Tablebase::with_filesystem(Arc::clone(&sets.atomic.filesystem)),
             antichess: Tablebase::with_filesystem(Arc::clone(&sets.antichess.filesystem)),
+            dtm: open_dtm(sets)?,
             rejected: HashMap::new(),
             installed: HashMap::new(),
             table_set: TableSet::of([]),
@@ -180,6 +192,7 @@ impl Tables {
             .into_iter()
             .map(|variant| (variant, installed(&loaded, variant)))
             .collect();
+        sized.extend(tables.dtm.files());
         tables.table_set = TableSet::of(sized);
         Ok((tables, loaded))
     }
@@ -251,6 +264,28 @@ impl Tables {
         best.map_err(|err| self.explain(err, variant))
     }
 
+    /// The depth to mate of a position as lila-tablebase's `dtm`: plies,
+    /// negative when the side to move is mated, 0 for a draw; `None` where
+    /// the DTM tables do not answer (not standard chess, castling rights,
+    /// no table for the material) and for a checkmated position (0 is the
+    /// draw). A table that cannot be read is an error naming it.
+    pub fn probe_dtm(&self, pos: &VariantPosition) -> Result<Option<i32>, EngineError> {
+        Ok(self.dtm_value(pos)?.and_then(Dtm::lila))
+    }
+
+    /// The DTM tables' value of a position for its side to move (telling
+    /// a checkmate, `Loss(0)`, apart from a draw).
+    pub fn dtm_value(&self, pos: &VariantPosition) -> Result<Option<Dtm>, EngineError> {
+        let VariantPosition::Chess(chess) = pos else {
+            return Ok(None);
+        };
+        if self.dtm.is_empty() {
+            return Ok(None);
+        }
+        guarded(Variant::Standard, pos, || self.dtm.probe(chess))?
+            .map_err(EngineError::from_prophet)
+    }
+
     fn raw_probe_dtz(&self, pos: &VariantPosition) -> Result<MaybeRounded<Dtz>, SyzygyError> {
         match pos {
             VariantPosition::Chess(p) => self.tablebase.probe_dtz(p),
@@ -278,6 +313,28 @@ impl Tables {
         let reason = self.rejected.get(&table)?.clone();
         Some(EngineError::Table { table, reason })
     }
+}
+
+/// Opens the DTM tables of `sets.dtm`; files that fail their checks are
+/// logged and skipped (a lookup that needs one names it), as Syzygy files are.
+fn open_dtm(sets: &TableDirsByVariant) -> Result<ProphetTables, LoadError> {
+    if sets.dtm.dirs.is_empty() {
+        return Ok(ProphetTables::none());
+    }
+    let options = ProphetOptions {
+        cache_bytes: sets.dtm_cache_bytes,
+        ..ProphetOptions::default()
+    };
+    let tables =
+        ProphetTables::open_with(&sets.dtm.dirs, Arc::clone(&sets.dtm.filesystem), options)?;
+    for rejected in tables.rejected() {
+        tracing::warn!(
+            path = %rejected.path.display(),
+            "DTM table skipped at start: {}",
+            rejected.reason
+        );
+    }
+    Ok(tables)
 }
 
 /// Registers the table files of one variant's directories with its tablebase.

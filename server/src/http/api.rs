@@ -1,9 +1,11 @@
 //! `GET /{variant}` and `GET /{variant}/mainline` for standard, atomic and
-//! antichess, as the lichess tablebase API.
+//! antichess, as the lichess tablebase API; and Zugzwang's own
+//! `GET /standard/fastest-mate`, the DTM-optimal line.
 
 use std::{collections::HashMap, sync::Arc};
 
 use app::{
+    api::FASTEST_MATE_PATH,
     position::FenError,
     variant::{Variant, parse_variant_fen},
 };
@@ -38,7 +40,7 @@ pub fn routes() -> Router<AppState> {
                 get(move |state, query, headers| mainline(variant, state, query, headers)),
             );
     }
-    router
+    router.route(FASTEST_MATE_PATH, get(fastest_mate))
 }
 
 pub async fn probe(
@@ -63,6 +65,18 @@ pub async fn mainline(
     let pos = position(variant, &query)?;
     respond(&state, variant.mainline_path(), pos, &headers, |pos| {
         state.engine.mainline(pos)
+    })
+    .await
+}
+
+pub async fn fastest_mate(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let pos = position(Variant::Standard, &query)?;
+    respond(&state, FASTEST_MATE_PATH, pos, &headers, |pos| {
+        state.engine.mate_line(pos)
     })
     .await
 }

@@ -21,6 +21,7 @@ use crate::{
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut out = Exposition::default();
     state.engine.store_metrics().render(&mut out);
+    state.engine.dtm_block_cache().render(&mut out);
     if let Some(scrub) = &state.scrub {
         scrub.render(&mut out);
     }

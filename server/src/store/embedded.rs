@@ -1,10 +1,12 @@
-//! The 3- and 4-piece tables compiled into the binary: standard (`tables/`)
-//! and atomic (`tables-atomic/`).
+//! The tables compiled into the binary: the 3- and 4-piece Syzygy tables of
+//! standard (`tables/`) and atomic (`tables-atomic/`) chess, and the 2- to
+//! 4-piece Prophet DTM tables (`tables-prophet/`).
 //!
-//! About 4 MB each: small enough to carry, and enough for a fresh clone to
-//! answer every 3- and 4-piece standard and atomic position without any
-//! configuration. Antichess has no embedded tables: its smallest useful set
-//! (2-4 pieces) is over 100 MB.
+//! About 4 MB for each Syzygy set and 25 MB of DTM: small enough to carry,
+//! and enough for a fresh clone to answer every 3- and 4-piece standard and
+//! atomic position, with depth to mate, without any configuration.
+//! Antichess has no embedded tables: its smallest useful set (2-4 pieces)
+//! is over 100 MB.
 
 use std::{
     io,
@@ -16,16 +18,22 @@ use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 static TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables");
 static ATOMIC_TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables-atomic");
+static PROPHET_TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables-prophet");
 
 /// The directory name under which the embedded standard tables appear.
 pub const EMBEDDED_DIR: &str = "<embedded>";
 /// The directory name under which the embedded atomic tables appear.
 pub const EMBEDDED_ATOMIC_DIR: &str = "<embedded>/atomic";
+/// The directory name under which the embedded Prophet DTM tables appear.
+pub const EMBEDDED_PROPHET_DIR: &str = "<embedded>/prophet";
 
 /// The embedded directory a path names, and the file name within it.
 fn directory_of(path: &Path) -> Option<(&'static Dir<'static>, &Path)> {
     if let Ok(name) = path.strip_prefix(EMBEDDED_ATOMIC_DIR) {
         return Some((&ATOMIC_TABLES, name));
+    }
+    if let Ok(name) = path.strip_prefix(EMBEDDED_PROPHET_DIR) {
+        return Some((&PROPHET_TABLES, name));
     }
     let name = path.strip_prefix(EMBEDDED_DIR).ok()?;
     Some((&TABLES, name))

@@ -1,5 +1,5 @@
-//! The page's one help text: what to do here, what DTZ is, and why the
-//! moves come in the order they do. Short, and folded away once read.
+//! The page's one help text: what to do here, what DTZ and DTM are, and
+//! why the moves come in the order they do. Short, and folded away once read.
 
 use leptos::prelude::*;
 
@@ -28,6 +28,10 @@ pub fn Help() -> impl IntoView {
                         "; the loss on the other side is a "
                         <em>"blessed loss"</em>"."
                     </dd>
+                    <dt>"Mate in N"</dt>
+                    <dd>
+                        "Depth to mate (DTM): how many moves until checkmate with best play, the winner mating as fast as possible and the loser holding out as long as possible. \"Mate in 33\" counts the winner's moves. DTZ and DTM answer different questions: DTZ says how soon the next capture or pawn move comes, which is what the 50-move rule needs; DTM says how soon the game ends. Playing by DTZ wins, but often by a roundabout way (it rushes to the next capture); playing by DTM gives the shortest mate, which may take longer than the 50-move rule allows, so a \"mate in N\" can stand beside a cursed win. Shown where depth-to-mate tables are installed (up to 4 pieces here unless more were added)."
+                    </dd>
                     <dt>"maybe"</dt>
                     <dd>
                         "The tables store some distances rounded by one ply to save space. When that rounding decides whether a win comes in time for the 50-move rule, the result reads \"maybe\"."
@@ -38,7 +42,7 @@ pub fn Help() -> impl IntoView {
                     </dd>
                     <dt>"Why this order"</dt>
                     <dd>
-                        "Best first: checkmates first; among winning moves, captures and promotions that keep the win come first, as they reach a smaller ending at once; then pawn moves; then the shortest DTZ. So in KQ against KR, Kxb2 with DTZ 16 ranks above Qe1+ with DTZ 2: Qe1+ only reaches the next capture sooner, while Kxb2 is that capture and leaves a queen against a lone king. Among losing moves, the longest resistance comes first."
+                        "Best first: checkmates first; then, where depth to mate is known, the fastest mate (or, losing, the longest resistance); among moves still equal, captures and promotions that keep the win come first, as they reach a smaller ending at once; then pawn moves; then the shortest DTZ. Without depth to mate, in KQ against KR, Kxb2 with DTZ 16 ranks above Qe1+ with DTZ 2: Qe1+ only reaches the next capture sooner, while Kxb2 is that capture and leaves a queen against a lone king. With it, the move that mates soonest leads, even when another reaches a capture sooner: so the first move is the fastest mate, and the DTZ mainline (which follows DTZ) can differ from it. Among losing moves, the longest resistance comes first. This is lichess's order."
                     </dd>
                 </dl>
             </details>

@@ -1,16 +1,18 @@
-//! "Show line": the DTZ-optimal line from the current position, stepped
-//! through on the board and downloadable as PGN with the start FEN.
+//! "Show line": the DTZ-optimal line from the current position; "Fastest
+//! mate": the DTM-optimal one, where depth to mate is known. Either is
+//! stepped through on the board and downloadable as PGN with the start FEN.
 //!
-//! The line comes from `/standard/mainline` once; stepping only changes the
-//! URL (each step is a shareable position) and walks the move history along
-//! (`hooks::history`), and the line stays on show while the board is on one
-//! of its positions.
+//! The line comes from `/standard/mainline` (or `/standard/fastest-mate`)
+//! once; stepping only changes the URL (each step is a shareable position)
+//! and walks the move history along (`hooks::history`), and the line stays
+//! on show while the board is on one of its positions.
 
 use leptos::{prelude::*, task::spawn_local};
 use shakmaty::{Color, Position, uci::UciMove};
 
 use crate::game::Game;
 use crate::{
+    api::{MainlineAnswer, MateLineAnswer},
     components::{
         line::movetext::{Movetext, ShownMove, dtz_comment, pgn},
         line::step_buttons::StepButtons,
@@ -20,13 +22,31 @@ use crate::{
         url_position::use_variant,
     },
     position::to_fen,
-    source::{fetch_mainline, position_href},
+    source::{fetch_mainline, fetch_mate_line, position_href},
     {game::end_words, variant::Variant},
 };
+
+/// Which line: the DTZ mainline (as lila-tablebase's) or the fastest mate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Dtz,
+    Mate,
+}
+
+impl Kind {
+    /// The PGN's event, which names the line.
+    fn event(self) -> &'static str {
+        match self {
+            Kind::Dtz => "Zugzwang DTZ mainline",
+            Kind::Mate => "Zugzwang fastest mate",
+        }
+    }
+}
 
 /// One fetched line: the start and the positions after each step.
 #[derive(Clone, Debug, PartialEq)]
 struct Line {
+    kind: Kind,
     /// The rules the line is played under.
     variant: Variant,
     start: String,
@@ -41,8 +61,8 @@ struct Line {
 struct Step {
     san: String,
     fen: String,
-    /// The DTZ of the position after the move, for the side to move there.
-    dtz: i32,
+    /// The PGN comment: the DTZ (or DTM) after the move, in plies.
+    comment: Option<String>,
 }
 
 impl Line {
@@ -75,7 +95,7 @@ impl Line {
             .collect()
     }
 
-    /// The line as PGN, from its FEN, with each move's DTZ as a comment.
+    /// The line as PGN, from its FEN, with each move's DTZ (or DTM) as a comment.
     fn pgn(&self) -> String {
         let result = match self.winner.as_deref() {
             Some("w") => "1-0",
@@ -85,19 +105,58 @@ impl Line {
         let moves: Vec<(String, Option<String>)> = self
             .steps
             .iter()
-            .map(|s| (s.san.clone(), dtz_comment(Some(s.dtz))))
+            .map(|s| (s.san.clone(), s.comment.clone()))
             .collect();
-        pgn("Zugzwang DTZ mainline", &self.start, &moves, result)
+        pgn(self.kind.event(), &self.start, &moves, result)
+    }
+}
+
+/// What the API gave for one line, before its positions are built.
+struct Fetched {
+    kind: Kind,
+    /// Each move as UCI, its SAN and its PGN comment.
+    moves: Vec<(String, String, Option<String>)>,
+    winner: Option<String>,
+    /// The start's DTZ (0 for a fastest mate, which ignores the 50-move rule).
+    dtz: i32,
+}
+
+impl From<MainlineAnswer> for Fetched {
+    fn from(answer: MainlineAnswer) -> Fetched {
+        Fetched {
+            kind: Kind::Dtz,
+            moves: answer
+                .mainline
+                .into_iter()
+                .map(|s| (s.uci, s.san, dtz_comment(Some(s.dtz))))
+                .collect(),
+            winner: answer.winner,
+            dtz: answer.dtz,
+        }
+    }
+}
+
+impl From<MateLineAnswer> for Fetched {
+    fn from(answer: MateLineAnswer) -> Fetched {
+        Fetched {
+            kind: Kind::Mate,
+            moves: answer
+                .mainline
+                .into_iter()
+                .map(|s| (s.uci, s.san, s.dtm.map(|d| format!("DTM {}", d.abs()))))
+                .collect(),
+            winner: answer.winner,
+            dtz: 0,
+        }
     }
 }
 
 /// Builds the line's positions from the API's UCI moves.
-fn build_line(start: &Game, answer: crate::api::MainlineAnswer) -> Line {
+fn build_line(start: &Game, fetched: Fetched) -> Line {
     let mut pos = start.clone();
     let mut steps = Vec::new();
-    for step in answer.mainline {
-        let Some(m) = step
-            .uci
+    for (uci, san, comment) in fetched.moves {
+        let Some(m) = uci
             .parse::<UciMove>()
             .ok()
             .and_then(|u| u.to_move(&pos).ok())
@@ -106,17 +165,18 @@ fn build_line(start: &Game, answer: crate::api::MainlineAnswer) -> Line {
         };
         pos.play_unchecked(m);
         steps.push(Step {
-            san: step.san,
+            san,
             fen: to_fen(&pos),
-            dtz: step.dtz,
+            comment,
         });
     }
     Line {
+        kind: fetched.kind,
         variant: start.variant(),
         start: to_fen(start),
-        ending: ending(start, &pos, answer.dtz, steps.len()),
+        ending: ending(start, &pos, fetched.dtz, steps.len()),
         steps,
-        winner: answer.winner,
+        winner: fetched.winner,
     }
 }
 
@@ -196,15 +256,22 @@ pub fn Mainline(
         false,
     );
 
-    let show = move |_| {
+    let show = move |kind: Kind| {
         let Some(start) = pos.get_untracked() else {
             return;
         };
         loading.set(true);
         error.set(None);
         spawn_local(async move {
-            match fetch_mainline(variant.get_untracked(), to_fen(&start)).await {
-                Ok(answer) => line.set(Some(build_line(&start, answer))),
+            let fen = to_fen(&start);
+            let fetched = match kind {
+                Kind::Dtz => fetch_mainline(variant.get_untracked(), fen)
+                    .await
+                    .map(Fetched::from),
+                Kind::Mate => fetch_mate_line(fen).await.map(Fetched::from),
+            };
+            match fetched {
+                Ok(fetched) => line.set(Some(build_line(&start, fetched))),
                 Err(err) => error.set(Some(err.error)),
             }
             loading.set(false);
@@ -229,14 +296,25 @@ pub fn Mainline(
     };
     let body = move || {
         let Some(i) = index.get() else {
+            let idle = move || !loading.get() && pos.with(|p| p.is_some());
+            // Depth to mate is known for standard chess only.
+            let mate = (variant.get() == Variant::Standard).then(|| {
+                view! {
+                    <button
+                        class="show-mate"
+                        on:click=move |_| show(Kind::Mate)
+                        disabled=move || !idle()
+                        title="The shortest mate, as depth-to-mate tables give it"
+                    >
+                        "Fastest mate"
+                    </button>
+                }
+            });
             return view! {
-                <button
-                    class="show-line"
-                    on:click=show
-                    disabled=move || loading.get() || pos.with(|p| p.is_none())
-                >
+                <button class="show-line" on:click=move |_| show(Kind::Dtz) disabled=move || !idle()>
                     {move || if loading.get() { "Loading line…" } else { "Show line" }}
                 </button>
+                {mate}
             }
             .into_any();
         };
@@ -248,7 +326,12 @@ pub fn Mainline(
 
     view! {
         <section class="mainline js-only">
-            <h2>"DTZ mainline"</h2>
+            <h2>
+                {move || match line.with(|l| l.as_ref().map(|l| l.kind)) {
+                    Some(Kind::Mate) => "Fastest mate",
+                    _ => "DTZ mainline",
+                }}
+            </h2>
             {body}
             {move || error.get().map(|e| view! { <p class="line-error" role="alert">{e}</p> })}
         </section>
@@ -341,18 +424,19 @@ mod tests {
     #[test]
     fn pgn_numbers_moves_from_black() {
         let line = Line {
+            kind: Kind::Dtz,
             variant: Variant::Standard,
             start: "8/8/8/8/8/2k5/8/K1Q5 b - - 0 7".to_string(),
             steps: vec![
                 Step {
                     san: "Kb3".into(),
                     fen: String::new(),
-                    dtz: -15,
+                    comment: dtz_comment(Some(-15)),
                 },
                 Step {
                     san: "Qc2+".into(),
                     fen: String::new(),
-                    dtz: 14,
+                    comment: dtz_comment(Some(14)),
                 },
             ],
             winner: Some("w".into()),

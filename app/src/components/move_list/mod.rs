@@ -4,6 +4,7 @@
 //! for the API inside a `Transition`, which keeps the previous list on show,
 //! greyed, until the new one arrives.
 
+pub mod mate;
 pub mod moves;
 pub mod outcome;
 pub mod verdict;

@@ -13,7 +13,10 @@ use crate::{
     api::MoveInfo,
     components::{
         board::arrow::HoveredMove,
-        move_list::outcome::{Label, Outcome},
+        move_list::{
+            mate::MoveMate,
+            outcome::{Label, Outcome},
+        },
     },
     hooks::url_position::use_variant,
     move_squares::move_squares,
@@ -226,6 +229,9 @@ fn result_text(info: &MoveInfo, variant: Variant) -> String {
 fn description(m: &ListedMove, label: Label) -> String {
     let info = &m.info;
     let mut text = format!("{}: {}", info.san, label.words());
+    if let Some(mate) = MoveMate::of_move(info.pos.dtm) {
+        text.push_str(&format!(", {} with best play", mate.text().to_lowercase()));
+    }
     if let Some(d) = info.pos.dtz.filter(|d| *d != 0) {
         text.push_str(&format!(
             ", DTZ {} ({} plies to the next capture or pawn move with best play)",
@@ -263,6 +269,10 @@ fn MoveRow(
     let description = description(&m, label);
     let info = m.info;
     let dtz_attr = info.pos.dtz.map(|d| d.to_string()).unwrap_or_default();
+    let dtm_attr = info.pos.dtm.map(|d| d.to_string()).unwrap_or_default();
+    let mate = MoveMate::of_move(info.pos.dtm)
+        .map(MoveMate::text)
+        .unwrap_or_default();
     let hovered = m.squares.map(|squares| HoveredMove { squares, outcome });
     let fen_after = m.fen_after.clone();
     let enter = move || {
@@ -286,6 +296,7 @@ fn MoveRow(
                 data-uci=info.uci.clone()
                 data-san=info.san.clone()
                 data-dtz=dtz_attr
+                data-dtm=dtm_attr
                 data-category=info.pos.category.as_str()
                 data-result=label.words()
                 title=description.clone()
@@ -313,6 +324,7 @@ fn MoveRow(
                         .map(|(badge, why)| view! { <span class="badge" title=why>{badge}</span> })
                         .collect_view()}
                 </span>
+                <span class="dtm">{mate}</span>
                 <span class="dtz">{result_text(&info, variant)}</span>
                 {m.unknown_because.clone().map(|why| view! { <span class="why">{why}</span> })}
             </a>

@@ -8,7 +8,10 @@ use crate::{
     api::{InstalledTables, TablebaseAnswer},
     components::{
         board::pieces::color_name,
-        move_list::outcome::{Label, Outcome},
+        move_list::{
+            mate,
+            outcome::{Label, Outcome},
+        },
     },
     game::{Game, end_words},
     position::piece_count,
@@ -76,6 +79,10 @@ pub fn status_line(
         .dtz
         .map(|d| format!(" · DTZ {}", d.abs()))
         .unwrap_or_default();
+    let mate = mate::verdict(answer.pos.dtm, &side, &other)
+        .map(|words| format!(" · {words}"))
+        .unwrap_or_default();
+    let dtz = format!("{mate}{dtz}");
     let text = match Label::of(answer.pos.category) {
         Label::Win => format!("{side} to move wins{dtz}"),
         Label::MaybeWin => format!("{side} to move wins (maybe: DTZ rounding){dtz}"),
@@ -144,6 +151,18 @@ mod tests {
         let (text, class) = status_line(&five, Ok(&unknown), Some(&installed));
         assert_eq!(text, "Not in the installed tables: KQRNvK not installed");
         assert_eq!(class, "unknown");
+        let mut kbnk = TablebaseAnswer {
+            pos: crate::api::PositionInfo::unknown(),
+            moves: Vec::new(),
+        };
+        kbnk.pos.category = crate::api::Category::Win;
+        kbnk.pos.dtm = Some(65);
+        kbnk.pos.dtz = Some(64);
+        let start = parse_fen("8/8/8/8/8/7B/8/Nk5K w - - 0 1").expect("legal");
+        assert_eq!(
+            status_line(&start, Ok(&kbnk), None).0,
+            "White to move wins · White mates in 33 · DTZ 64"
+        );
         let down = NoAnswer::from_message("the server did not answer: TypeError".to_string());
         assert_eq!(status_line(&five, Err(&down), None).1, "error");
     }

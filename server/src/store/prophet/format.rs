@@ -13,12 +13,15 @@ use std::{
     cell::RefCell,
     io,
     path::{Path, PathBuf},
-    sync::atomic::{AtomicU64, Ordering},
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
-use super::ProphetError;
+use super::{ProphetError, block_cache::BlockCache};
 
 const HEADER_BYTES: u64 = 24;
 
@@ -26,21 +29,14 @@ const HEADER_BYTES: u64 = 24;
 /// the limit keeps a damaged header from asking for a huge buffer.
 const MAX_BLOCK_POSITIONS: u64 = 1 << 24;
 
-/// Tells tables apart in the per-thread last-block cache.
+/// Tells tables apart in the block cache.
 static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
-    /// One zstd context per thread (creating one per lookup costs an
-    /// allocation of its work space) and the last block it decompressed:
-    /// a probe's neighbours (the moves of one position) often share a block.
-    static DECOMPRESS: RefCell<Option<(zstd::bulk::Decompressor<'static>, LastBlock)>> =
+    /// One zstd context per thread: creating one per lookup costs an
+    /// allocation of its work space.
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
         const { RefCell::new(None) };
-}
-
-#[derive(Default)]
-struct LastBlock {
-    key: Option<(u64, u64)>,
-    values: Vec<u8>,
 }
 
 /// An open table file with its block directory.
@@ -164,9 +160,14 @@ impl TableFile {
         &self.path
     }
 
-    /// The stored 16-bit value at `index` (reads and decompresses the one
-    /// block holding it, unless this thread's last lookup used that block).
-    pub fn value(&self, index: u64) -> Result<i16, ProphetError> {
+    /// The file's length in bytes (header, block list and blocks).
+    pub fn size(&self) -> u64 {
+        self.offsets.last().copied().unwrap_or(HEADER_BYTES)
+    }
+
+    /// The stored 16-bit value at `index`: from its block in `cache`, or
+    /// read, decompressed and kept there.
+    pub fn value(&self, index: u64, cache: &BlockCache) -> Result<i16, ProphetError> {
         if index >= self.num_positions {
             return Err(self.corrupt(format!(
                 "index {index} is past its {} positions",
@@ -175,29 +176,36 @@ impl TableFile {
         }
         let block = index / self.block_positions;
         let within = (index % self.block_positions) as usize;
-        DECOMPRESS.with(|cell| {
+        let values = match cache.get((self.id, block)) {
+            Some(values) => values,
+            None => {
+                let values: Arc<[u8]> = self.load_block(block)?.into();
+                cache.insert((self.id, block), Arc::clone(&values));
+                values
+            }
+        };
+        let bytes = values
+            .get(within * 2..within * 2 + 2)
+            .ok_or_else(|| self.corrupt(format!("block {block} is short")))?;
+        Ok(i16::from_le_bytes([bytes[0], bytes[1]]))
+    }
+
+    /// Reads and decompresses one block with this thread's zstd context.
+    fn load_block(&self, block: u64) -> Result<Vec<u8>, ProphetError> {
+        DECOMPRESSOR.with(|cell| {
             let mut slot = cell.borrow_mut();
-            if slot.is_none() {
-                let decompressor =
-                    zstd::bulk::Decompressor::new().map_err(|source| ProphetError::Read {
+            let decompressor = match slot.as_mut() {
+                Some(decompressor) => decompressor,
+                None => slot.insert(zstd::bulk::Decompressor::new().map_err(|source| {
+                    ProphetError::Read {
                         path: self.path.clone(),
                         source,
-                    })?;
-                *slot = Some((decompressor, LastBlock::default()));
-            }
-            let Some((decompressor, last)) = slot.as_mut() else {
-                return Err(self.corrupt("no decompression context".to_owned()));
+                    }
+                })?),
             };
-            if last.key != Some((self.id, block)) {
-                last.key = None;
-                self.decompress_block(decompressor, block, &mut last.values)?;
-                last.key = Some((self.id, block));
-            }
-            let bytes = last
-                .values
-                .get(within * 2..within * 2 + 2)
-                .ok_or_else(|| self.corrupt(format!("block {block} is short")))?;
-            Ok(i16::from_le_bytes([bytes[0], bytes[1]]))
+            let mut values = Vec::new();
+            self.decompress_block(decompressor, block, &mut values)?;
+            Ok(values)
         })
     }
 

@@ -16,6 +16,7 @@
 //! playing every legal move and probing the other side's table (one ply of
 //! search, as Prophet's own prober does inside lila).
 
+pub mod block_cache;
 pub mod format;
 pub mod index;
 
@@ -29,6 +30,7 @@ use std::{
 use shakmaty::{Chess, Position};
 use shakmaty_syzygy::filesystem::Filesystem;
 
+use block_cache::BlockCache;
 use format::TableFile;
 use index::{Layout, Material};
 
@@ -36,7 +38,7 @@ use index::{Layout, Material};
 #[derive(Debug, thiserror::Error)]
 pub enum ProphetError {
     /// The file or directory could not be read.
-    #[error("cannot read the Prophet table {path}: {source}; check that it exists and is readable")]
+    #[error("cannot read the Prophet DTM table {path}: {source}")]
     Read {
         /// The table file or directory.
         path: PathBuf,
@@ -80,7 +82,7 @@ impl Dtm {
     }
 
     /// The value one ply earlier, for the side that moved into `self`.
-    fn before(self) -> Dtm {
+    pub fn before(self) -> Dtm {
         match self {
             Dtm::Draw => Dtm::Draw,
             Dtm::Win(n) => Dtm::Loss(n + 1),
@@ -88,8 +90,9 @@ impl Dtm {
         }
     }
 
-    /// Orders values by how good they are for the side to move.
-    fn goodness(self) -> i32 {
+    /// Orders values by how good they are for the side to move: the
+    /// fastest win is best, the slowest loss the best of losses.
+    pub fn goodness(self) -> i32 {
         match self {
             Dtm::Win(n) => 2000 - i32::from(n),
             Dtm::Draw => 0,
@@ -113,9 +116,13 @@ impl Dtm {
 /// When a table's checksum (over all its values) is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Verification {
-    /// Before the first lookup in each table (it decompresses the whole
-    /// table once: at most a few MB for 4 pieces). A block damaged in a way
-    /// zstd still decodes then gives an error, never a wrong value.
+    /// Before the first lookup in each table of at most
+    /// [`FIRST_USE_CHECK_MAX_BYTES`] (it decompresses the whole table once:
+    /// at most a few MB for 4 pieces). A block damaged in a way zstd still
+    /// decodes then gives an error, never a wrong value. Larger tables
+    /// (5 and 6 pieces) would stall their first request for seconds to
+    /// minutes: they rely on the fast tier's block checksums, checked on
+    /// every read, and on `zugzwang verify`.
     #[default]
     OnFirstUse,
     /// Never (lookups read one block; the caller checks files some other
@@ -123,16 +130,48 @@ pub enum Verification {
     Never,
 }
 
+/// The largest table [`Verification::OnFirstUse`] checks whole.
+pub const FIRST_USE_CHECK_MAX_BYTES: u64 = 64 << 20;
+
+/// How the tables are read beyond where they are.
+#[derive(Debug, Clone, Copy)]
+pub struct ProphetOptions {
+    pub verification: Verification,
+    /// Bytes of decompressed blocks kept in memory (`block_cache`).
+    pub cache_bytes: u64,
+}
+
+impl Default for ProphetOptions {
+    fn default() -> Self {
+        ProphetOptions {
+            verification: Verification::default(),
+            cache_bytes: block_cache::DEFAULT_BYTES,
+        }
+    }
+}
+
 struct Table {
     layout: Layout,
     file: TableFile,
+    /// The checksum's verdict once it is final: passed, or the damage it
+    /// found. A read that failed (no descriptor left, a refused wait) is
+    /// no verdict, and the check runs again on the next lookup.
     verified: OnceLock<Result<(), Arc<str>>>,
+}
+
+/// A table file skipped at open, and why: lookups that need it say so.
+#[derive(Debug, Clone)]
+pub struct Rejected {
+    pub path: PathBuf,
+    pub reason: String,
 }
 
 /// The Prophet tables found in some directories.
 pub struct ProphetTables {
     tables: HashMap<Material, Table>,
+    rejected: HashMap<Material, Rejected>,
     verification: Verification,
+    cache: BlockCache,
 }
 
 impl std::fmt::Debug for ProphetTables {
@@ -159,14 +198,25 @@ impl ProphetTables {
         dirs: &[PathBuf],
         filesystem: Arc<dyn Filesystem>,
     ) -> Result<ProphetTables, ProphetError> {
-        Self::open_with(dirs, filesystem, Verification::default())
+        Self::open_with(dirs, filesystem, ProphetOptions::default())
     }
 
-    /// [`ProphetTables::open`], choosing when checksums are checked.
+    /// No tables: every lookup is `None`.
+    pub fn none() -> ProphetTables {
+        ProphetTables {
+            tables: HashMap::new(),
+            rejected: HashMap::new(),
+            verification: Verification::default(),
+            cache: BlockCache::new(0),
+        }
+    }
+
+    /// [`ProphetTables::open`], choosing when checksums are checked and how
+    /// many decompressed blocks are kept.
     pub fn open_with(
         dirs: &[PathBuf],
         filesystem: Arc<dyn Filesystem>,
-        verification: Verification,
+        options: ProphetOptions,
     ) -> Result<ProphetTables, ProphetError> {
         let mut found: HashMap<Material, PathBuf> = HashMap::new();
         for dir in dirs {
@@ -178,22 +228,44 @@ impl ProphetTables {
             }
         }
         let mut tables = HashMap::with_capacity(found.len());
+        let mut rejected = HashMap::new();
         for (material, path) in found {
             let layout = Layout::new(material);
-            let file = TableFile::open(filesystem.as_ref(), &path, layout.num_positions())?;
-            tables.insert(
-                material,
-                Table {
-                    layout,
-                    file,
-                    verified: OnceLock::new(),
-                },
-            );
+            match TableFile::open(filesystem.as_ref(), &path, layout.num_positions()) {
+                Ok(file) => {
+                    tables.insert(
+                        material,
+                        Table {
+                            layout,
+                            file,
+                            verified: OnceLock::new(),
+                        },
+                    );
+                }
+                Err(err) => {
+                    let reason = err.to_string();
+                    rejected.insert(material, Rejected { path, reason });
+                }
+            }
         }
         Ok(ProphetTables {
             tables,
-            verification,
+            rejected,
+            verification: options.verification,
+            cache: BlockCache::new(options.cache_bytes),
         })
+    }
+
+    /// The files skipped at open (damaged or unreadable), sorted by path.
+    pub fn rejected(&self) -> Vec<&Rejected> {
+        let mut rejected: Vec<&Rejected> = self.rejected.values().collect();
+        rejected.sort_by(|a, b| a.path.cmp(&b.path));
+        rejected
+    }
+
+    /// The decompressed blocks kept, with their figures.
+    pub fn block_cache(&self) -> &BlockCache {
+        &self.cache
     }
 
     /// Number of tables found.
@@ -211,6 +283,21 @@ impl ProphetTables {
         let mut names: Vec<String> = self.tables.keys().map(Material::name).collect();
         names.sort();
         names
+    }
+
+    /// Every table's file name and size, for the digest naming the table
+    /// set a server answers from.
+    pub fn files(&self) -> Vec<(String, u64)> {
+        let mut files: Vec<(String, u64)> = self
+            .tables
+            .values()
+            .map(|table| {
+                let name = table.file.path().file_name().unwrap_or_default();
+                (name.to_string_lossy().into_owned(), table.file.size())
+            })
+            .collect();
+        files.sort();
+        files
     }
 
     /// Checks every table's checksum now (reads everything).
@@ -241,7 +328,17 @@ impl ProphetTables {
     fn probe_at_depth(&self, pos: &Chess, depth: u32) -> Result<Option<Dtm>, ProphetError> {
         let material = Material::from_position(pos);
         if let Some(table) = self.tables.get(&material) {
-            return table.probe(pos, self.verification).map(Some);
+            return table.probe(pos, self.verification, &self.cache).map(Some);
+        }
+        if let Some(rejected) = self
+            .rejected
+            .get(&material)
+            .or_else(|| self.rejected.get(&material.mirrored()))
+        {
+            return Err(ProphetError::Corrupt {
+                path: rejected.path.clone(),
+                what: format!("it was skipped at start: {}", rejected.reason),
+            });
         }
         if depth >= MAX_SEARCH_DEPTH || !self.tables.contains_key(&material.mirrored()) {
             return Ok(None);
@@ -272,20 +369,19 @@ impl ProphetTables {
 }
 
 impl Table {
-    fn probe(&self, pos: &Chess, verification: Verification) -> Result<Dtm, ProphetError> {
+    fn probe(
+        &self,
+        pos: &Chess,
+        verification: Verification,
+        cache: &BlockCache,
+    ) -> Result<Dtm, ProphetError> {
         let corrupt = |what: String| ProphetError::Corrupt {
             path: self.file.path().to_owned(),
             what,
         };
-        if verification == Verification::OnFirstUse {
-            let verified = self
-                .verified
-                .get_or_init(|| self.file.verify().map_err(|e| Arc::from(e.to_string())));
-            if let Err(message) = verified {
-                return Err(corrupt(format!(
-                    "checksum check failed earlier ({message})"
-                )));
-            }
+        if verification == Verification::OnFirstUse && self.file.size() <= FIRST_USE_CHECK_MAX_BYTES
+        {
+            self.check_once()?;
         }
         let index = self.layout.index(pos).ok_or_else(|| {
             corrupt(format!(
@@ -294,8 +390,28 @@ impl Table {
                 self.layout.material().name()
             ))
         })?;
-        let raw = self.file.value(index)?;
+        let raw = self.file.value(index, cache)?;
         Dtm::from_raw(raw).ok_or_else(|| corrupt(format!("stored value {raw} at index {index}")))
+    }
+}
+
+impl Table {
+    /// Checks the table's checksum unless a final verdict is known.
+    fn check_once(&self) -> Result<(), ProphetError> {
+        let verdict = match self.verified.get() {
+            Some(verdict) => verdict,
+            None => match self.file.verify() {
+                Ok(()) => self.verified.get_or_init(|| Ok(())),
+                Err(err @ ProphetError::Read { .. }) => return Err(err),
+                Err(err) => self
+                    .verified
+                    .get_or_init(|| Err(Arc::from(err.to_string()))),
+            },
+        };
+        verdict.clone().map_err(|message| ProphetError::Corrupt {
+            path: self.file.path().to_owned(),
+            what: format!("checksum check failed earlier ({message})"),
+        })
     }
 }
 

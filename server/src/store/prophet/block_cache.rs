@@ -1,0 +1,139 @@
+//! Decompressed Prophet blocks kept in memory, shared by all probing
+//! threads (`serve --dtm-cache-mb`).
+//!
+//! A DTM lookup decompresses one zstd block of 32,768 values (64 KiB), about
+//! as much CPU as a whole request's Syzygy probes; an answer looks up the
+//! root and every move, and the moves of one position fall in different
+//! blocks (a piece's square is a large digit of the index). An explorer's
+//! requests revisit the same endgames, so the blocks they need repeat:
+//! kept decompressed, a lookup is a hash and an array index. The chunk
+//! caches below the reader keep compressed bytes, which saves the read but
+//! not the decompression.
+//!
+//! Only values that decompressed to the right length enter; errors are
+//! never kept, so a table that could not be read is tried again.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering::Relaxed},
+};
+
+use quick_cache::{Weighter, sync::Cache};
+
+use crate::exposition::Exposition;
+
+/// A block of one open table: the table's id and the block's number.
+pub type BlockKey = (u64, u64);
+
+/// What an entry costs besides its values (key, `Arc`, the cache's own
+/// bookkeeping), counted so the budget bounds memory.
+const ENTRY_OVERHEAD: u64 = 128;
+
+/// The budget unless told (`serve --dtm-cache-mb`): 1,000 blocks, more than
+/// the 2- to 4-piece set's hot part.
+pub const DEFAULT_BYTES: u64 = 64 << 20;
+
+#[derive(Clone)]
+struct BlockWeight;
+
+impl Weighter<BlockKey, Arc<[u8]>> for BlockWeight {
+    fn weight(&self, _key: &BlockKey, values: &Arc<[u8]>) -> u64 {
+        values.len() as u64 + ENTRY_OVERHEAD
+    }
+}
+
+/// Decompressed blocks by table and block number, within a byte budget.
+pub struct BlockCache {
+    /// `None` when sized 0: nothing is kept.
+    cache: Option<Cache<BlockKey, Arc<[u8]>, BlockWeight>>,
+    capacity: u64,
+    hits: AtomicU64,
+    loads: AtomicU64,
+}
+
+impl BlockCache {
+    /// A cache of at most `bytes` (0 keeps nothing).
+    pub fn new(bytes: u64) -> BlockCache {
+        let blocks = (bytes / (64 * 1024 + ENTRY_OVERHEAD)).max(1) as usize;
+        BlockCache {
+            cache: (bytes > 0).then(|| Cache::with_weighter(blocks, bytes, BlockWeight)),
+            capacity: bytes,
+            hits: AtomicU64::new(0),
+            loads: AtomicU64::new(0),
+        }
+    }
+
+    /// The block's values (little-endian `i16` pairs), if kept; a miss is
+    /// counted as a load, which the caller then makes.
+    pub fn get(&self, key: BlockKey) -> Option<Arc<[u8]>> {
+        let kept = self.cache.as_ref().and_then(|cache| cache.get(&key));
+        let counter = if kept.is_some() {
+            &self.hits
+        } else {
+            &self.loads
+        };
+        counter.fetch_add(1, Relaxed);
+        kept
+    }
+
+    /// Keeps a block's values.
+    pub fn insert(&self, key: BlockKey, values: Arc<[u8]>) {
+        if let Some(cache) = &self.cache {
+            cache.insert(key, values);
+        }
+    }
+
+    /// The cache's figures for `/metrics`.
+    pub fn render(&self, out: &mut Exposition) {
+        let cache = self.cache.as_ref();
+        out.gauge(
+            "zugzwang_dtm_block_cache_capacity_bytes",
+            "Memory the cache of decompressed DTM blocks may take (--dtm-cache-mb).",
+            self.capacity,
+        );
+        out.gauge(
+            "zugzwang_dtm_block_cache_bytes",
+            "Memory the cache of decompressed DTM blocks takes now.",
+            cache.map_or(0, Cache::weight),
+        );
+        out.counter(
+            "zugzwang_dtm_block_cache_hits_total",
+            "DTM lookups answered from a block kept decompressed.",
+            self.hits.load(Relaxed),
+        );
+        out.counter(
+            "zugzwang_dtm_block_cache_loads_total",
+            "DTM lookups that read and decompressed their block.",
+            self.loads.load(Relaxed),
+        );
+    }
+}
+
+impl Default for BlockCache {
+    fn default() -> Self {
+        BlockCache::new(DEFAULT_BYTES)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_blocks_within_its_budget_and_nothing_when_sized_zero() {
+        let cache = BlockCache::new(3 * (1024 + ENTRY_OVERHEAD));
+        for block in 0..10 {
+            cache.insert((1, block), Arc::from(vec![0u8; 1024]));
+        }
+        let kept = (0..10).filter(|&b| cache.get((1, b)).is_some()).count();
+        assert!(kept <= 3, "{kept} blocks kept");
+
+        let large = BlockCache::new(DEFAULT_BYTES);
+        large.insert((2, 7), Arc::from(vec![5u8; 1024]));
+        assert_eq!(large.get((2, 7)).as_deref(), Some(&[5u8; 1024][..]));
+
+        let none = BlockCache::new(0);
+        none.insert((1, 0), Arc::from(vec![0u8; 16]));
+        assert!(none.get((1, 0)).is_none());
+    }
+}
