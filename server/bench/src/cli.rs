@@ -56,6 +56,12 @@ pub struct BenchServeArgs {
     /// `server/bench/read-trace.py`. Needs --read-around above 0.
     #[arg(long, value_name = "FILE")]
     pub read_trace: Option<PathBuf>,
+    /// Milliseconds a connection that has not sent a whole request head is
+    /// kept at the connection cap before it may be closed for a new one
+    /// (the server's default is 20): what the grace costs under a flood of
+    /// half-sent requests (`server/bench/flood.py`).
+    #[arg(long, value_name = "MS")]
+    pub unfinished_grace_ms: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -143,6 +149,7 @@ pub async fn run(
                 sequential_probes: args.sequential_probes,
                 pool_only_probes: args.pool_only_probes,
                 read_trace: args.read_trace,
+                unfinished_grace: args.unfinished_grace_ms.map(Duration::from_millis),
             };
             serve::serve_with(args.serve, inherited, knobs).await?;
         }
