@@ -34,7 +34,8 @@ pub enum Command {
     /// Draw response-time ECDFs (log time axis, client ping added) of replay results.
     Plot(PlotArgs),
     /// `zugzwang serve`, every flag of it, plus switches for measuring it.
-    Serve(BenchServeArgs),
+    // Boxed: every flag of `zugzwang serve` makes it far larger than the others.
+    Serve(Box<BenchServeArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -145,6 +146,7 @@ pub async fn run(
             eprintln!("wrote {}", plot::describe(&args.out));
         }
         Command::Serve(args) => {
+            let args = *args;
             let knobs = BenchKnobs {
                 sequential_probes: args.sequential_probes,
                 pool_only_probes: args.pool_only_probes,
