@@ -366,13 +366,15 @@ async fn a_request_past_its_deadline_is_counted_by_route() {
 }
 
 /// Over real sockets, as `serve` runs it: an idle connection and the one
-/// asking for `/metrics` are both counted.
+/// asking for `/metrics` are both counted, against the cap; nothing was
+/// evicted or refused.
 #[tokio::test]
 async fn open_connections_are_counted() {
     let connections = Arc::new(Connections::new(ConnectionLimits {
         header_timeout: Duration::from_secs(30),
         idle_timeout: Duration::from_secs(30),
         max_connections: 16,
+        unfinished_grace: Duration::from_millis(20),
     }));
     let options = LeptosOptions::builder()
         .output_name("zugzwang")
@@ -411,6 +413,17 @@ async fn open_connections_are_counted() {
         value(&samples, "zugzwang_http_requests_in_progress", &[]),
         1.0
     );
+    assert_eq!(value(&samples, "zugzwang_http_connections_max", &[]), 16.0);
+    for state in ["unfinished", "idle"] {
+        let labels = [("state", state)];
+        let evicted = value(&samples, "zugzwang_http_connections_evicted_total", &labels);
+        assert_eq!(evicted, 0.0, "{state}");
+    }
+    for reason in ["header_timeout", "idle_timeout", "malformed"] {
+        let labels = [("reason", reason)];
+        let refused = value(&samples, "zugzwang_http_connections_refused_total", &labels);
+        assert_eq!(refused, 0.0, "{reason}");
+    }
     stop.cancel();
     serving.await.expect("accept loop ends");
 }

@@ -34,7 +34,8 @@ pub enum Command {
     /// Draw response-time ECDFs (log time axis, client ping added) of replay results.
     Plot(PlotArgs),
     /// `zugzwang serve`, every flag of it, plus switches for measuring it.
-    Serve(BenchServeArgs),
+    // Boxed: every flag of `zugzwang serve` makes it far larger than the others.
+    Serve(Box<BenchServeArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -56,6 +57,12 @@ pub struct BenchServeArgs {
     /// `server/bench/read-trace.py`. Needs --read-around above 0.
     #[arg(long, value_name = "FILE")]
     pub read_trace: Option<PathBuf>,
+    /// Milliseconds a connection that has not sent a whole request head is
+    /// kept at the connection cap before it may be closed for a new one
+    /// (the server's default is 20): what the grace costs under a flood of
+    /// half-sent requests (`server/bench/flood.py`).
+    #[arg(long, value_name = "MS")]
+    pub unfinished_grace_ms: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -139,10 +146,12 @@ pub async fn run(
             eprintln!("wrote {}", plot::describe(&args.out));
         }
         Command::Serve(args) => {
+            let args = *args;
             let knobs = BenchKnobs {
                 sequential_probes: args.sequential_probes,
                 pool_only_probes: args.pool_only_probes,
                 read_trace: args.read_trace,
+                unfinished_grace: args.unfinished_grace_ms.map(Duration::from_millis),
             };
             serve::serve_with(args.serve, inherited, knobs).await?;
         }

@@ -11,6 +11,7 @@ use crate::{
     http::{AppState, deadline, router},
     service::{
         connections::{ConnectionLimits, Connections},
+        eviction::UNFINISHED_GRACE,
         limits,
         listener::{self, ListenerError},
         request_log::{self, RequestLog, RequestLogError},
@@ -67,10 +68,12 @@ pub struct ServeArgs {
     /// failing disk), instead of holding the client for as long as the disk takes.
     #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds)]
     pub request_timeout: Duration,
-    /// Connections served at once. At the cap, the connection quiet longest
-    /// (idle or half-sent) is closed to make room; if all are busy, new ones
-    /// wait in the kernel's backlog. Default: half of the open-files limit
-    /// left after a reserve of 64; the rest is kept for table files.
+    /// Connections served at once. At the cap, a new connection is accepted
+    /// and one is closed to make room: the one that has gone longest without
+    /// sending a whole request, else the idle keep-alive one quiet longest
+    /// (for 0.5 s at least); if all are busy, new ones wait in the kernel's
+    /// backlog. Default: half of the open-files limit left after a reserve
+    /// of 64; the rest is kept for table files.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
     /// On SIGTERM or SIGINT, wait this long for requests in progress before
@@ -92,6 +95,11 @@ pub struct BenchKnobs {
     /// Write every table read that waited for the disk to this file
     /// (`StoreOptions::read_trace`, see `store::disk_reads`), for `server/bench/read-trace.py`.
     pub read_trace: Option<PathBuf>,
+    /// How old a connection that has not sent a whole request head must be
+    /// before it may be closed to make room at the cap (default
+    /// [`UNFINISHED_GRACE`]): what the grace costs under a flood of
+    /// half-sent requests (issue 27).
+    pub unfinished_grace: Option<Duration>,
 }
 
 /// A positive number of seconds, fractions allowed ("0.5").
@@ -172,6 +180,7 @@ pub async fn serve_with(
         header_timeout: args.header_timeout,
         idle_timeout: args.idle_timeout,
         max_connections: saturating_usize(budget.connections),
+        unfinished_grace: knobs.unfinished_grace.unwrap_or(UNFINISHED_GRACE),
     });
     let state = AppState {
         connections: Some(connections.stats()),

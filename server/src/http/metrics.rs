@@ -14,7 +14,10 @@ use super::AppState;
 use crate::{
     engine::{CacheStats, MemoStats},
     exposition::{Exposition, Kind},
-    service::process_health::ProcessHealth,
+    service::{
+        activity::{ConnectionStats, Evicted, Refusal},
+        process_health::ProcessHealth,
+    },
     store::context::RequestReads,
 };
 
@@ -98,22 +101,60 @@ fn render_load(out: &mut Exposition, state: &AppState) {
     );
     out.sample("zugzwang_probes_total", &[("place", "pool")], probes.pooled);
     if let Some(connections) = &state.connections {
-        out.gauge(
-            "zugzwang_http_connections_open",
-            "Client connections open now (at most --max-connections).",
-            to_u64(connections.open()),
-        );
-        out.gauge(
-            "zugzwang_http_requests_in_progress",
-            "Requests being answered now.",
-            to_u64(connections.requests_in_progress()),
-        );
+        render_connections(out, connections);
     }
     if let Some(log) = &state.request_log {
         out.counter(
             "zugzwang_request_log_dropped_total",
             "Served positions left out of --request-log because its writer fell behind or failed.",
             log.dropped(),
+        );
+    }
+}
+
+/// Connections: how many are open against the cap, and those the server
+/// closed without serving a request (evicted at the cap to make room, or
+/// refused), which show a flood of idle or half-sent sockets.
+fn render_connections(out: &mut Exposition, connections: &ConnectionStats) {
+    out.gauge(
+        "zugzwang_http_connections_open",
+        "Client connections open now (at most zugzwang_http_connections_max).",
+        to_u64(connections.open()),
+    );
+    out.gauge(
+        "zugzwang_http_connections_max",
+        "Client connections served at once at most (--max-connections, or its share of the open-files limit).",
+        to_u64(connections.cap()),
+    );
+    out.gauge(
+        "zugzwang_http_requests_in_progress",
+        "Requests being answered now.",
+        to_u64(connections.requests_in_progress()),
+    );
+    let name = "zugzwang_http_connections_evicted_total";
+    out.family(
+        name,
+        "Connections closed at the cap to make room for a new one: by state, unfinished (no whole request head yet) or idle (keep-alive between requests).",
+        Kind::Counter,
+    );
+    for state in Evicted::ALL {
+        out.sample(
+            name,
+            &[("state", state.as_str())],
+            connections.evicted(state),
+        );
+    }
+    let name = "zugzwang_http_connections_refused_total";
+    out.family(
+        name,
+        "Connections closed before a whole request head arrived: by reason, header_timeout (--header-timeout), idle_timeout (--idle-timeout) or malformed (not an HTTP/1 head).",
+        Kind::Counter,
+    );
+    for reason in Refusal::ALL {
+        out.sample(
+            name,
+            &[("reason", reason.as_str())],
+            connections.refused(reason),
         );
     }
 }

@@ -22,7 +22,7 @@ use tracing::Level;
 
 use crate::{
     engine::Engine,
-    service::{connections::ConnectionStats, request_log::RequestLog, scrub::ScrubState},
+    service::{activity::ConnectionStats, request_log::RequestLog, scrub::ScrubState},
 };
 use request_metrics::RequestMetrics;
 

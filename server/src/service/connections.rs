@@ -11,19 +11,17 @@
 //! closed at once instead of waiting for their timeouts.
 //!
 //! When every slot is taken, a new connection does not wait for a timeout to
-//! free one: the connection that has been quiet longest (idle, or stuck
-//! halfway through its request) is closed to make room, as nginx reuses idle
-//! keep-alive connections. A flood of half-sent requests then delays normal
-//! clients by moments, not by timeouts.
+//! free one: it is accepted, and an open connection is closed to make room
+//! (`eviction`: the one that has gone longest without sending a whole
+//! request head, else the idle keep-alive one quiet longest), as nginx
+//! reuses idle keep-alive connections. A flood of half-sent requests then
+//! delays normal clients by the time it takes to accept the connections
+//! ahead of them, not by timeouts.
 
 use std::{
-    collections::HashMap,
     io,
     pin::{Pin, pin},
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicU64, AtomicUsize, Ordering},
-    },
+    sync::Arc,
     task::{Context, Poll},
     time::{Duration, Instant},
 };
@@ -39,6 +37,11 @@ use tokio::{
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tower_service::Service;
 
+use super::{
+    activity::{Activity, ConnectionStats, Handling, Refusal},
+    eviction::{Registry, Room},
+};
+
 /// While stopping, a connection with no request in progress that moved no
 /// bytes for this long is closed: it is idle or sending a head it may never
 /// finish, and waiting for its timeout would only delay the exit.
@@ -53,11 +56,9 @@ const ACCEPT_BACKOFF_MAX: Duration = Duration::from_millis(100);
 /// Warnings that could repeat thousands of times a second are logged at most this often.
 const WARN_EVERY: Duration = Duration::from_secs(1);
 
-/// A connection quiet for less than this is not closed to make room: it may
-/// be a client that has just connected and is about to send its request. Kept
-/// short because connections that waited in the backlog count from `accept`,
-/// so a burst of half-sent requests is cycled through this fast.
-const EVICTABLE_AFTER: Duration = Duration::from_millis(500);
+/// At the cap with no connection to close, how often to look again:
+/// connections become closable as they stay idle, and a slot that frees
+/// wakes the loop before this anyway.
 const EVICTION_RETRY: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Clone, Copy)]
@@ -65,24 +66,10 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     pub idle_timeout: Duration,
     pub max_connections: usize,
-}
-
-/// Counts over all connections: for the report when a drain is cut short, and
-/// for `/metrics`.
-#[derive(Debug, Default)]
-pub struct ConnectionStats {
-    open: AtomicUsize,
-    requests: AtomicUsize,
-}
-
-impl ConnectionStats {
-    pub fn open(&self) -> usize {
-        self.open.load(Ordering::Relaxed)
-    }
-
-    pub fn requests_in_progress(&self) -> usize {
-        self.requests.load(Ordering::Relaxed)
-    }
+    /// How old a connection that has not sent a whole request head must be
+    /// before it may be closed to make room
+    /// ([`super::eviction::UNFINISHED_GRACE`] unless measuring).
+    pub unfinished_grace: Duration,
 }
 
 /// The connections being served, and the slots that cap them.
@@ -91,54 +78,7 @@ pub struct Connections {
     slots: Arc<Semaphore>,
     tracker: TaskTracker,
     stats: Arc<ConnectionStats>,
-    live: Arc<Live>,
-}
-
-/// Every open connection's activity, to find the quietest when room is needed.
-#[derive(Default)]
-struct Live {
-    next_id: AtomicU64,
-    by_id: Mutex<HashMap<u64, Arc<Activity>>>,
-}
-
-impl Live {
-    fn insert(&self, activity: Arc<Activity>) -> u64 {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.connections().insert(id, activity);
-        id
-    }
-
-    fn remove(&self, id: u64) {
-        self.connections().remove(&id);
-    }
-
-    /// Asks the connection quiet longest, if any is evictable, to close.
-    fn evict_quietest(&self) -> bool {
-        let connections = self.connections();
-        let quietest = connections
-            .values()
-            .filter(|activity| {
-                activity.handling.load(Ordering::Relaxed) == 0 && !activity.close.is_cancelled()
-            })
-            .map(|activity| (activity.quiet_for(), activity))
-            .filter(|(quiet, _)| *quiet >= EVICTABLE_AFTER)
-            .max_by_key(|(quiet, _)| *quiet);
-        match quietest {
-            Some((_, activity)) => {
-                activity.close.cancel();
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The map stays usable even if a thread panicked while holding it: it
-    /// only holds counters.
-    fn connections(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Activity>>> {
-        self.by_id
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+    live: Arc<Registry>,
 }
 
 impl Connections {
@@ -147,7 +87,7 @@ impl Connections {
             limits,
             slots: Arc::new(Semaphore::new(limits.max_connections)),
             tracker: TaskTracker::new(),
-            stats: Arc::default(),
+            stats: Arc::new(ConnectionStats::new(limits.max_connections)),
             live: Arc::default(),
         }
     }
@@ -158,60 +98,64 @@ impl Connections {
 
     /// Accepts and serves connections until `stop` is cancelled, then drops
     /// the listener. With every slot taken, the next connection is accepted
-    /// only to close the quietest open one for it; if none is quiet enough,
-    /// that one connection waits for a slot and the rest wait in the kernel's
-    /// backlog, where they cost no descriptor.
+    /// at once and an open one is closed for it (`eviction`); if none may be
+    /// closed (all busy, or idle only for a moment), that one connection
+    /// waits for a slot and the rest wait in the kernel's backlog, where
+    /// they cost no descriptor.
     pub async fn accept_until(&self, listener: TcpListener, app: Router, stop: &CancellationToken) {
         let mut warnings = Throttle::default();
         let mut backoff = ACCEPT_BACKOFF_MIN;
         loop {
-            let slot = match self.slots.clone().try_acquire_owned() {
-                Ok(slot) => Some(slot),
-                Err(TryAcquireError::NoPermits) => None,
-                Err(TryAcquireError::Closed) => break,
-            };
             let stream = tokio::select! {
                 biased;
                 () = stop.cancelled() => break,
                 stream = accept(&listener, &mut backoff, &mut warnings) => stream,
             };
-            let slot = match slot {
-                Some(slot) => slot,
-                None => match self.make_room(stop, &mut warnings).await {
-                    Some(slot) => slot,
-                    None => break,
-                },
+            let slot = match self.slots.clone().try_acquire_owned() {
+                Ok(slot) => slot,
+                Err(TryAcquireError::NoPermits) => {
+                    match self.make_room(stop, &mut warnings).await {
+                        Some(slot) => slot,
+                        None => break,
+                    }
+                }
+                Err(TryAcquireError::Closed) => break,
             };
             self.spawn(stream, slot, app.clone(), stop);
         }
     }
 
-    /// Closes the quietest connection and waits for a slot (None: stopping).
-    /// Looks again every [`EVICTION_RETRY`]: connections become evictable
-    /// as they stay quiet.
+    /// Closes a connection to make room and waits for its slot (None:
+    /// stopping). Looks again when the oldest unfinished connection is old
+    /// enough, or every [`EVICTION_RETRY`] while there is none to close.
     async fn make_room(
         &self,
         stop: &CancellationToken,
         warnings: &mut Throttle,
     ) -> Option<OwnedSemaphorePermit> {
         loop {
-            let evicted = self.live.evict_quietest();
+            let room = self.live.make_room(self.limits.unfinished_grace);
             if warnings.ready() {
                 tracing::warn!(
                     "all {} connection slots are taken (see --max-connections); {}",
                     self.limits.max_connections,
-                    if evicted {
-                        "closing the connection quiet longest"
-                    } else {
-                        "every connection is busy or new, new ones wait"
+                    match room {
+                        Room::Made(_) | Room::NotYet(_) =>
+                            "closing connections that have not sent a whole request, oldest first",
+                        Room::None =>
+                            "every connection is busy or idle only briefly, new ones wait",
                     }
                 );
             }
+            let retry = match room {
+                Room::NotYet(wait) => wait,
+                Room::Made(_) | Room::None => EVICTION_RETRY,
+            };
             tokio::select! {
                 biased;
                 () = stop.cancelled() => return None,
                 slot = self.slots.clone().acquire_owned() => return slot.ok(),
-                () = tokio::time::sleep(EVICTION_RETRY) => {}
+                () = tokio::time::sleep(retry) => {}
             }
         }
     }
@@ -313,6 +257,11 @@ async fn serve_connection(
             result = connection.as_mut() => {
                 if let Err(err) = result {
                     tracing::debug!("connection closed: {err}");
+                    if err.is_timeout() {
+                        activity.refuse(Refusal::HeaderTimeout);
+                    } else if err.is_parse() {
+                        activity.refuse(Refusal::Malformed);
+                    }
                 }
                 return;
             }
@@ -321,17 +270,34 @@ async fn serve_connection(
                 // finishes it, answering with `Connection: close`.
                 connection.as_mut().graceful_shutdown();
                 draining = true;
-                if activity.expired(limits.idle_timeout, draining) {
+                // Closed to make room: the new connection needs the slot now,
+                // not once this one has been quiet for a while.
+                if activity.was_evicted() && !activity.is_handling() {
+                    return;
+                }
+                if activity.expired(quiet_allowed(limits.idle_timeout, draining)) {
                     return;
                 }
             }
             () = tokio::time::sleep(check_period(limits.idle_timeout, draining)) => {
-                if activity.expired(limits.idle_timeout, draining) {
+                if activity.expired(quiet_allowed(limits.idle_timeout, draining)) {
                     tracing::debug!("closing a quiet connection");
+                    if !draining {
+                        activity.refuse(Refusal::IdleTimeout);
+                    }
                     return;
                 }
             }
         }
+    }
+}
+
+/// How long a connection with no request in progress may stay quiet.
+fn quiet_allowed(idle_timeout: Duration, draining: bool) -> Duration {
+    if draining {
+        DRAIN_QUIET.min(idle_timeout)
+    } else {
+        idle_timeout
     }
 }
 
@@ -340,75 +306,6 @@ fn check_period(idle_timeout: Duration, draining: bool) -> Duration {
         DRAIN_QUIET / 5
     } else {
         (idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
-    }
-}
-
-/// When a connection last moved bytes or finished a request, and how many of
-/// its requests are being handled.
-struct Activity {
-    /// Cancelled when this connection should finish what it does and close.
-    close: CancellationToken,
-    born: Instant,
-    quiet_since_ms: AtomicU64,
-    handling: AtomicUsize,
-    stats: Arc<ConnectionStats>,
-}
-
-impl Activity {
-    fn new(stats: Arc<ConnectionStats>, close: CancellationToken) -> Arc<Self> {
-        stats.open.fetch_add(1, Ordering::Relaxed);
-        Arc::new(Activity {
-            close,
-            born: Instant::now(),
-            quiet_since_ms: AtomicU64::new(0),
-            handling: AtomicUsize::new(0),
-            stats,
-        })
-    }
-
-    fn touch(&self) {
-        let now = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.quiet_since_ms.store(now, Ordering::Relaxed);
-    }
-
-    fn quiet_for(&self) -> Duration {
-        let since = Duration::from_millis(self.quiet_since_ms.load(Ordering::Relaxed));
-        self.born.elapsed().saturating_sub(since)
-    }
-
-    /// A request being handled is bounded by the request deadline, not here.
-    fn expired(&self, idle_timeout: Duration, draining: bool) -> bool {
-        let allowed = if draining {
-            DRAIN_QUIET.min(idle_timeout)
-        } else {
-            idle_timeout
-        };
-        self.handling.load(Ordering::Relaxed) == 0 && self.quiet_for() >= allowed
-    }
-}
-
-impl Drop for Activity {
-    fn drop(&mut self) {
-        self.stats.open.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Marks a request as being handled for as long as it lives.
-struct Handling(Arc<Activity>);
-
-impl Handling {
-    fn start(activity: Arc<Activity>) -> Self {
-        activity.handling.fetch_add(1, Ordering::Relaxed);
-        activity.stats.requests.fetch_add(1, Ordering::Relaxed);
-        Handling(activity)
-    }
-}
-
-impl Drop for Handling {
-    fn drop(&mut self) {
-        self.0.handling.fetch_sub(1, Ordering::Relaxed);
-        self.0.stats.requests.fetch_sub(1, Ordering::Relaxed);
-        self.0.touch();
     }
 }
 

@@ -1,13 +1,16 @@
 //! Process-level services that `serve` starts around the HTTP router: the
 //! open-files limit and how it is shared (`limits`), the listening socket
-//! (`listener`), the accept loop and its timeouts (`connections`), draining
-//! on SIGTERM (`shutdown`), the background check of whole tables against
-//! the published digests (`scrub`), the log of served positions
-//! (`request_log`), the memory and descriptor figures for /metrics
-//! (`process_health`) and the memory the server keeps for itself
-//! (`memory_budget`).
+//! (`listener`), the accept loop and its timeouts (`connections`), what
+//! each connection is doing (`activity`) and which one is closed to make
+//! room at the cap (`eviction`), draining on SIGTERM (`shutdown`), the
+//! background check of whole tables against the published digests
+//! (`scrub`), the log of served positions (`request_log`), the memory and
+//! descriptor figures for /metrics (`process_health`) and the memory the
+//! server keeps for itself (`memory_budget`).
 
+pub mod activity;
 pub mod connections;
+pub mod eviction;
 pub mod limits;
 pub mod listener;
 pub mod memory_budget;

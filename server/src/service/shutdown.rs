@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
-use super::connections::{ConnectionStats, Connections};
+use super::{activity::ConnectionStats, connections::Connections};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ShutdownError {
