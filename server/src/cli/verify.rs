@@ -59,6 +59,9 @@ pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
                 dry_run: false,
                 block_size: DEFAULT_BLOCK_SIZE,
                 prefixes: false,
+                // Without --to, beside each table (Prophet files may be in
+                // subdirectories), where `serve` finds them.
+                per_directory: args.to.is_none(),
             };
             let summary = tier_build::build(&options, &Bar::new());
             println!(
