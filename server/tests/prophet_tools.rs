@@ -5,6 +5,7 @@
 //! and the scrub know them.
 
 mod common;
+mod process;
 
 use std::{
     fs,
@@ -294,4 +295,118 @@ fn shared_tables_in_the_generators_layout_pass() {
     let checked = dtm::check_dirs(&[dir], &Silent);
     assert!(checked.damaged.is_empty(), "{:?}", checked.damaged);
     assert!(checked.missing.is_empty(), "{:?}", checked.missing);
+}
+
+/// Runs the real binary: exit success and stdout.
+fn zugzwang(args: &[&str]) -> (bool, String) {
+    let output = process::binary().args(args).output().unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr),
+    )
+}
+
+fn flip_block_of(dir: &Path, name: &str, fen: &str) {
+    let file = path_of(dir, name);
+    let (offset, len) = block_of(&file, &position(fen));
+    let mut bytes = fs::read(&file).unwrap();
+    bytes[(offset + len / 2) as usize] ^= 0x10;
+    fs::write(&file, &bytes).unwrap();
+}
+
+#[test]
+fn verify_checks_prophet_files_by_checksum_and_md5sums() {
+    let dir = generator_dir(&NAMES);
+    let path = dir.path().to_str().unwrap();
+    let (ok, out) = zugzwang(&["verify", path, "--partial"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("of which 4 Prophet DTM files"), "{out}");
+    assert!(out.contains("0 damaged"), "{out}");
+    // Without --partial the rest of the 2-4 piece set is missing.
+    let (ok, out) = zugzwang(&["verify", path]);
+    assert!(!ok, "{out}");
+    assert!(out.contains("MISSING KBBK.egtb.bz"), "{out}");
+    assert!(!out.contains("MISSING KBNK.egtb.bz"), "{out}");
+    let missing: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("MISSING "))
+        .filter_map(|l| l.split(':').next())
+        .collect();
+    assert_eq!(missing.len(), 66 - 4, "{out}");
+    assert!(missing.iter().all(|n| dtm::piece_count(n) <= 4), "{out}");
+
+    // A damaged block: md5 against MD5SUMS names the list.
+    flip_block_of(dir.path(), "KBNK.egtb.bz", POSITIONS[0].0);
+    let (ok, out) = zugzwang(&["verify", path, "--partial"]);
+    assert!(!ok, "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("MISMATCH KBNK.egtb.bz: md5"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("MD5SUMS") && line.contains("fetch it again"),
+        "{line}"
+    );
+
+    // Without the list, the file's own checksum field tells.
+    fs::remove_file(dir.path().join("MD5SUMS")).unwrap();
+    let (ok, out) = zugzwang(&["verify", path, "--partial"]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("MISMATCH KBNK.egtb.bz: ")
+                && l.contains("KBNK.egtb.bz is damaged")),
+        "{out}"
+    );
+    assert!(out.contains("1 damaged"), "{out}");
+
+    // A truncated file.
+    let krk = path_of(dir.path(), "KRK.egtb.bz");
+    let bytes = fs::read(&krk).unwrap();
+    fs::write(&krk, &bytes[..bytes.len() - 10]).unwrap();
+    let (ok, out) = zugzwang(&["verify", path, "--partial"]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("MISMATCH KRK.egtb.bz: ") && l.contains("truncated")),
+        "{out}"
+    );
+}
+
+#[test]
+fn verify_init_records_block_checksums_beside_nested_prophet_files() {
+    let dir = generator_dir(&NAMES);
+    let path = dir.path().to_str().unwrap();
+    let (ok, out) = zugzwang(&["verify", "--init", path]);
+    assert!(ok, "{out}");
+    assert!(out.contains("block checksums for 4 tables"), "{out}");
+    // Beside each file, where the reader looks.
+    assert!(
+        dir.path()
+            .join("4men/0pawns/.zugzwang/KBNK.egtb.bz.manifest")
+            .is_file()
+    );
+    assert!(
+        dir.path()
+            .join("2men/0pawns/.zugzwang/KK.egtb.bz.sums")
+            .is_file()
+    );
+    let (ok, out) = zugzwang(&["verify", "--init", path]);
+    assert!(ok && out.contains("4 already up to date"), "{out}");
+
+    // Served without a fast tier, a damaged block fails its check.
+    flip_block_of(dir.path(), "KBNK.egtb.bz", POSITIONS[0].0);
+    let dirs = [dir.path().to_owned()];
+    let store = store::open(&StoreOptions::default(), &dirs).unwrap();
+    let tables =
+        ProphetTables::open_with(&dirs, Arc::clone(&store.filesystem), Verification::Never)
+            .unwrap();
+    let err = tables.probe(&position(POSITIONS[0].0)).unwrap_err();
+    assert!(err.to_string().contains("KBNK.egtb.bz"), "{err}");
+    assert_eq!(store.metrics.reads.suspect_tables(), ["KBNK.egtb.bz"]);
+    assert_eq!(
+        tables.probe(&position(POSITIONS[1].0)).unwrap(),
+        POSITIONS[1].1
+    );
 }
