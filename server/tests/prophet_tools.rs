@@ -410,3 +410,82 @@ fn verify_init_records_block_checksums_beside_nested_prophet_files() {
         POSITIONS[1].1
     );
 }
+
+#[test]
+fn tables_status_counts_prophet_files_and_names_missing_ones() {
+    let dir = generator_dir(&NAMES);
+    let path = dir.path().to_str().unwrap();
+    let (ok, out) = zugzwang(&["tables", "status", "--dtm", path]);
+    assert!(ok, "{out}");
+    assert!(
+        !out.contains("standard tables in"),
+        "only --dtm: no Syzygy survey of the current directory: {out}"
+    );
+    assert!(out.contains("Prophet DTM tables in"), "{out}");
+    assert!(out.contains("(md5 list: "), "{out}");
+    let row = |pieces: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(pieces))
+            .unwrap_or_else(|| panic!("no {pieces}-piece row: {out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let expected = dtm::expected_files();
+    let of = |p: usize| expected.iter().filter(|n| dtm::piece_count(n) == p).count();
+    assert!(row("2").starts_with("2 1 of 1"), "{out}");
+    assert!(row("3").starts_with(&format!("3 2 of {}", of(3))), "{out}");
+    assert!(row("4").starts_with(&format!("4 1 of {}", of(4))), "{out}");
+    let kbnk = fs::metadata(path_of(dir.path(), "KBNK.egtb.bz"))
+        .unwrap()
+        .len();
+    assert!(kbnk > 1000);
+    let missing = out
+        .lines()
+        .find(|l| l.starts_with("missing 4-piece DTM"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        missing.contains(" KBBK") && !missing.contains(" KBNK "),
+        "{missing}"
+    );
+    assert!(
+        out.contains("completing the 2-3-4 DTM set adds 62 files"),
+        "{out}"
+    );
+
+    // JSON, with both kinds of directory, and a truncated file found
+    // without reading every byte.
+    let krk = path_of(dir.path(), "KRK.egtb.bz");
+    let bytes = fs::read(&krk).unwrap();
+    fs::write(&krk, &bytes[..bytes.len() - 3]).unwrap();
+    let output = process::binary()
+        .args(["tables", "status", "--json", "--dtm", path])
+        .arg(common::embedded_tables_dir())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["pieces"][0]["pieces"], 3, "the Syzygy survey: {json}");
+    let dtm_json = &json["dtm"];
+    assert_eq!(dtm_json["damaged"][0]["file"], "KRK.egtb.bz", "{dtm_json}");
+    let four = dtm_json["pieces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pieces"] == 4)
+        .unwrap();
+    assert_eq!(four["files"], 1);
+    assert_eq!(four["bytes"], kbnk);
+
+    // The embedded set is complete; --verify reads every file.
+    let embedded = embedded_dir();
+    let (ok, out) = zugzwang(&[
+        "tables",
+        "status",
+        "--verify",
+        "--dtm",
+        embedded.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}");
+    assert!(out.contains("the 2-3-4 DTM set is complete"), "{out}");
+}

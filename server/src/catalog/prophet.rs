@@ -22,10 +22,7 @@ use std::{
 use md5::{Digest as _, Md5};
 use serde::Serialize;
 
-use super::{
-    inventory::{Damaged, Unreadable},
-    whole_file::{hex, read_chunks},
-};
+use super::whole_file::{hex, read_chunks};
 use crate::{
     progress::Progress,
     store::{
@@ -342,8 +339,24 @@ pub struct DtmInventory {
     /// The md5 lists found beside the tables.
     pub md5_lists: Vec<PathBuf>,
     pub pieces: Vec<DtmPieceCount>,
-    pub damaged: Vec<Damaged>,
-    pub unreadable: Vec<Unreadable>,
+    pub damaged: Vec<DtmDamaged>,
+    pub unreadable: Vec<DtmUnreadable>,
+}
+
+/// A Prophet file that failed its check.
+#[derive(Debug, Serialize)]
+pub struct DtmDamaged {
+    pub file: String,
+    pub directory: PathBuf,
+    pub bytes: u64,
+    pub problem: String,
+}
+
+/// A directory, list or file that could not be read.
+#[derive(Debug, Serialize)]
+pub struct DtmUnreadable {
+    pub path: PathBuf,
+    pub problem: String,
 }
 
 /// Prophet files of one piece count.
@@ -381,7 +394,7 @@ pub fn survey(dirs: &[PathBuf], verify: bool, progress: &dyn Progress) -> DtmInv
         unreadable: found
             .failures
             .iter()
-            .map(|(path, problem)| Unreadable {
+            .map(|(path, problem)| DtmUnreadable {
                 path: PathBuf::from(path),
                 problem: problem.clone(),
             })
@@ -408,7 +421,7 @@ pub fn survey(dirs: &[PathBuf], verify: bool, progress: &dyn Progress) -> DtmInv
         let bytes = match fs::metadata(path) {
             Ok(meta) => meta.len(),
             Err(err) => {
-                inventory.unreadable.push(Unreadable {
+                inventory.unreadable.push(DtmUnreadable {
                     path: path.clone(),
                     problem: err.to_string(),
                 });
@@ -428,11 +441,10 @@ pub fn survey(dirs: &[PathBuf], verify: bool, progress: &dyn Progress) -> DtmInv
         match problem {
             Some(problem) => {
                 damaged_names.insert(name.clone());
-                inventory.damaged.push(Damaged {
+                inventory.damaged.push(DtmDamaged {
                     file: name,
                     directory: path.parent().map(Path::to_path_buf).unwrap_or_default(),
                     bytes,
-                    published_bytes: None,
                     problem,
                 });
             }

@@ -16,13 +16,14 @@ use crate::{
     catalog::{
         self, Catalog,
         inventory::{self, Inventory},
+        prophet::{self, DtmInventory},
     },
     fetch::{
         self, Done, FetchError, FetchOptions, Summary,
         selection::{self, SelectionError, parse_pieces},
     },
-    progress::Silent,
-    store::format,
+    progress::{Progress, Silent},
+    store::{format, prophet::format as prophet_format},
 };
 
 /// `zugzwang tables ...`
@@ -40,9 +41,18 @@ pub enum TablesCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
-    /// Table directories, taken together as `serve --tables` takes them.
-    #[arg(value_name = "DIR", default_value = ".")]
+    /// Table directories, taken together as `serve --tables` takes them
+    /// (default: the current directory, unless only --dtm is given).
+    #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
+    /// Prophet DTM directories, as `serve --dtm` takes them (files
+    /// `*.egtb.bz`, flat or in the generator's `Nmen/Mpawns/`
+    /// subdirectories): files and bytes per piece count, the missing ones
+    /// of the 2-4 piece set, damaged ones (header, block list and length;
+    /// with --verify every file's checksum field and its md5 where an
+    /// MD5SUMS lists it). Repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub dtm: Vec<PathBuf>,
     /// Whose tables to survey: standard (.rtbw/.rtbz), atomic (.atbw/.atbz)
     /// or antichess (.gtbw/.gtbz, pawnless .stbw/.stbz).
     #[arg(long, default_value = "standard")]
@@ -119,19 +129,32 @@ pub async fn run(command: TablesCommand) -> Result<(), TablesError> {
 }
 
 fn status(args: StatusArgs) -> Result<(), TablesError> {
-    // JSON is for scripts: no bar on their terminal either.
-    let inventory = if args.json {
-        inventory::survey(&args.dirs, args.variant, args.verify, &Silent)
+    let dirs = if args.dirs.is_empty() && args.dtm.is_empty() {
+        vec![PathBuf::from(".")]
     } else {
-        inventory::survey(&args.dirs, args.variant, args.verify, &Bar::new())
+        args.dirs
     };
+    // JSON is for scripts: no bar on their terminal either.
+    let bar = (!args.json).then(Bar::new);
+    let progress: &dyn Progress = match &bar {
+        Some(bar) => bar,
+        None => &Silent,
+    };
+    let mut inventory = inventory::survey(&dirs, args.variant, args.verify, progress);
+    if !args.dtm.is_empty() {
+        inventory.dtm = Some(prophet::survey(&args.dtm, args.verify, progress));
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&inventory)?);
     } else {
         print!("{}", render_status(&inventory));
     }
     if inventory.has_problems() {
-        let count = inventory.damaged.len() + inventory.unreadable.len();
+        let dtm = inventory
+            .dtm
+            .as_ref()
+            .map_or(0, |d| d.damaged.len() + d.unreadable.len());
+        let count = inventory.damaged.len() + inventory.unreadable.len() + dtm;
         return Err(TablesError::Damaged(format!(
             "{count} files or directories"
         )));
@@ -139,9 +162,88 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
     Ok(())
 }
 
-/// The survey as a table per piece count, then the files that need attention.
+/// The survey as a table per piece count, then the files that need
+/// attention; then the same for Prophet DTM tables when surveyed.
 pub fn render_status(inventory: &Inventory) -> String {
     let mut out = String::new();
+    if !inventory.directories.is_empty() {
+        render_syzygy(&mut out, inventory);
+    }
+    if let Some(dtm) = &inventory.dtm {
+        render_dtm(&mut out, dtm);
+    }
+    out
+}
+
+/// Prophet DTM tables per piece count, then the files that need attention.
+fn render_dtm(out: &mut String, dtm: &DtmInventory) {
+    let dirs: Vec<String> = dtm
+        .directories
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    let checked = if dtm.verified {
+        "every file read: its checksum field, and md5 where an MD5SUMS lists it"
+    } else {
+        "header, block list and length checked; --verify reads every file"
+    };
+    let _ = writeln!(out, "Prophet DTM tables in {} ({checked})", dirs.join(", "));
+    for list in &dtm.md5_lists {
+        let _ = writeln!(out, "(md5 list: {})", list.display());
+    }
+    let _ = writeln!(out, "{:<7} {:>14} {:>22}", "pieces", "files", "bytes");
+    for p in &dtm.pieces {
+        let files = match p.files_expected {
+            Some(expected) => format!("{} of {expected}", p.files),
+            None => p.files.to_string(),
+        };
+        let _ = writeln!(out, "{:<7} {files:>14} {:>22}", p.pieces, human(p.bytes));
+    }
+    for p in &dtm.pieces {
+        if p.files > 0 && !p.missing.is_empty() {
+            let names: Vec<&str> = p
+                .missing
+                .iter()
+                .map(|n| n.strip_suffix(prophet_format::SUFFIX).unwrap_or(n))
+                .collect();
+            let _ = writeln!(
+                out,
+                "missing {}-piece DTM ({} files): {}",
+                p.pieces,
+                p.missing.len(),
+                names.join(" ")
+            );
+        }
+    }
+    for d in &dtm.damaged {
+        let _ = writeln!(
+            out,
+            "DAMAGED {} in {}: {}",
+            d.file,
+            d.directory.display(),
+            d.problem
+        );
+    }
+    for u in &dtm.unreadable {
+        let _ = writeln!(out, "UNREADABLE {}: {}", u.path.display(), u.problem);
+    }
+    let lacking: usize = dtm
+        .pieces
+        .iter()
+        .filter(|p| prophet::EXPECTED_PIECES.contains(&p.pieces))
+        .map(|p| p.files_expected.unwrap_or(0).saturating_sub(p.files))
+        .sum();
+    let _ = if lacking == 0 {
+        writeln!(out, "the 2-3-4 DTM set is complete")
+    } else {
+        writeln!(
+            out,
+            "completing the 2-3-4 DTM set adds {lacking} files (`zugzwang tables fetch --dtm --pieces 2-3-4 --from URL --to DIR`)"
+        )
+    };
+}
+
+fn render_syzygy(out: &mut String, inventory: &Inventory) {
     let dirs: Vec<String> = inventory
         .directories
         .iter()
@@ -198,7 +300,7 @@ pub fn render_status(inventory: &Inventory) -> String {
             d.problem
         );
     }
-    render_unknown(&mut out, catalog, inventory);
+    render_unknown(out, catalog, inventory);
     for u in &inventory.unreadable {
         let _ = writeln!(out, "UNREADABLE {}: {}", u.path.display(), u.problem);
     }
@@ -220,7 +322,6 @@ pub fn render_status(inventory: &Inventory) -> String {
             )
         };
     }
-    out
 }
 
 /// The header's note of what was compared with the published catalogue.
@@ -246,6 +347,10 @@ fn render_unknown(out: &mut String, catalog: &Catalog, inventory: &Inventory) {
             _ if u.file.ends_with(".part") => {
                 "an interrupted download; `zugzwang tables fetch` resumes it".to_string()
             }
+            _ if prophet_format::is_table_name(&u.file) => format!(
+                "a Prophet DTM table: `zugzwang tables status --dtm {}` surveys it",
+                u.directory.display()
+            ),
             Some(other) if other != catalog.variant() => {
                 *others.entry((&u.directory, other)).or_default() += 1;
                 continue;
