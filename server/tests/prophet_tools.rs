@@ -489,3 +489,45 @@ fn tables_status_counts_prophet_files_and_names_missing_ones() {
     assert!(ok, "{out}");
     assert!(out.contains("the 2-3-4 DTM set is complete"), "{out}");
 }
+
+#[test]
+fn the_scrub_checks_prophet_files_and_names_a_damaged_one() {
+    use server::{
+        service::scrub::{ScrubState, scrub_pass},
+        store::metrics::ReadMetrics,
+    };
+    use std::sync::atomic::Ordering::Relaxed;
+
+    let dir = generator_dir(&NAMES);
+    // Syzygy tables beside them are scrubbed as before.
+    for name in ["KQvK.rtbw", "KQvK.rtbz"] {
+        fs::copy(
+            common::embedded_tables_dir().join(name),
+            dir.path().join(name),
+        )
+        .unwrap();
+    }
+    let dirs = [dir.path().to_owned()];
+    let reads = ReadMetrics::default();
+    let state = ScrubState::default();
+    scrub_pass(&dirs, 1000.0, &state, &reads);
+    assert_eq!(state.files_checked.load(Relaxed), 6);
+    assert!(state.damaged().is_empty(), "{:?}", state.damaged());
+
+    flip_block_of(dir.path(), "KBNK.egtb.bz", POSITIONS[0].0);
+    // Without a list, the checksum field alone finds it.
+    fs::remove_file(dir.path().join("MD5SUMS")).unwrap();
+    scrub_pass(&dirs, 1000.0, &state, &reads);
+    let damaged = state.damaged();
+    assert_eq!(damaged.len(), 1, "{damaged:?}");
+    assert_eq!(damaged[0].0, "KBNK.egtb.bz");
+    assert!(damaged[0].1.contains("is damaged"), "{damaged:?}");
+    assert_eq!(reads.suspect_tables(), ["KBNK.egtb.bz"]);
+    let mut metrics = server::exposition::Exposition::default();
+    state.render(&mut metrics);
+    let text = metrics.into_string();
+    assert!(
+        text.contains("zugzwang_scrub_damaged{table=\"KBNK.egtb.bz\""),
+        "{text}"
+    );
+}
