@@ -531,3 +531,32 @@ fn the_scrub_checks_prophet_files_and_names_a_damaged_one() {
         "{text}"
     );
 }
+
+#[test]
+fn start_up_survey_counts_prophet_files_without_checksums() {
+    use server::store::tier::{TierOptions, TieredFilesystem};
+    let dir = generator_dir(&NAMES);
+    let dirs = [dir.path().to_owned()];
+    let fs = TieredFilesystem::new(TierOptions::default());
+    let uncovered = server::store::coverage::survey(&fs, &dirs).unwrap();
+    assert_eq!(uncovered[0].unchecked.len(), 4, "{uncovered:?}");
+    let strict = StoreOptions {
+        require_checksums: true,
+        ..StoreOptions::default()
+    };
+    let err = store::open(&strict, &dirs).map(|_| ()).unwrap_err();
+    assert!(err.to_string().contains(".egtb.bz"), "{err}");
+
+    let summary = tier::build(
+        &BuildOptions {
+            prefixes: false,
+            per_directory: true,
+            ..BuildOptions::new(dirs.to_vec(), dir.path().join(".zugzwang"))
+        },
+        &Silent,
+    );
+    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
+    let uncovered = server::store::coverage::survey(&fs, &dirs).unwrap();
+    assert!(uncovered.is_empty(), "{uncovered:?}");
+    assert!(store::open(&strict, &dirs).is_ok());
+}
