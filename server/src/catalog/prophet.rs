@@ -58,8 +58,9 @@ pub fn piece_count(file: &str) -> usize {
     material_of_name(file).map_or(0, |m| m.pieces())
 }
 
-/// The lines of an md5 list (`md5sum` output: `HEX  PATH`, or `HEX *PATH`).
-fn parse_md5sums(text: &str) -> impl Iterator<Item = (&str, &str)> {
+/// The lines of an md5 list (`md5sum` output: `HEX  PATH`, or `HEX *PATH`);
+/// other lines are left out.
+pub fn parse_md5sums(text: &str) -> impl Iterator<Item = (&str, &str)> {
     text.lines().filter_map(|line| {
         let (digest, path) = line.split_once(char::is_whitespace)?;
         let path = path.trim_start_matches([' ', '*']).trim_end();

@@ -35,7 +35,8 @@ pub enum TablesCommand {
     Status(StatusArgs),
     /// Fetch tables from an HTTP(S) mirror, resuming cut transfers and
     /// verifying every file against its published digest (sha256; md5 for
-    /// atomic and antichess) before it appears under its real name.
+    /// atomic and antichess; with --dtm, Prophet DTM files against the md5
+    /// the mirror's MD5SUMS lists) before it appears under its real name.
     Fetch(FetchArgs),
 }
 
@@ -72,17 +73,27 @@ pub struct FetchArgs {
     /// Whose tables to fetch: standard, atomic or antichess.
     #[arg(long, default_value = "standard")]
     pub variant: Variant,
+    /// Fetch Prophet DTM tables (`*.egtb.bz`) instead: the files the
+    /// mirror's URL/MD5SUMS lists (the generator's layout, `md5
+    /// ./4men/0pawns/KBNK.egtb.bz`), each to the same path below --to and
+    /// checked against the listed md5; --to then gets an MD5SUMS of the
+    /// files there. --only takes files (KBNK: the side to move's pieces
+    /// first) or both files of a material (KBNvK).
+    #[arg(long, conflicts_with_all = ["variant", "with_dependencies"])]
+    pub dtm: bool,
     /// The mirror's directory of the variant's tables: files are fetched as
-    /// URL/NAME.rtbw (.atbw, .gtbw, .stbw). Repeat it for a mirror that keeps
-    /// WDL and DTZ files, or antichess tables with and without pawns, in
-    /// separate directories: a file is asked of the next while one answers 404.
+    /// URL/NAME.rtbw (.atbw, .gtbw, .stbw; with --dtm, URL/MD5SUMS and the
+    /// paths it lists). Repeat it for a mirror that keeps WDL and DTZ files,
+    /// or antichess tables with and without pawns, in separate directories:
+    /// a file is asked of the next while one answers 404.
     #[arg(long, value_name = "URL", required = true)]
     pub from: Vec<String>,
     /// Directory to put the tables in (created if missing).
     #[arg(long, value_name = "DIR")]
     pub to: PathBuf,
     /// Whole piece counts, joined by '-': 3-4-5, 3-4, 6, 7 (atomic: 3-4-5;
-    /// antichess: 2-3-4, as far as the shipped md5 lists go).
+    /// antichess: 2-3-4, as far as the shipped md5 lists go; --dtm: those
+    /// the mirror's MD5SUMS lists, e.g. 2-3-4).
     #[arg(long, value_name = "N-N", value_parser = parse_pieces_arg)]
     pub pieces: Option<BTreeSet<usize>>,
     /// Tables by material, comma-separated: KRPvKR,KQPvKQ (antichess: BBvN).
@@ -405,6 +416,9 @@ async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
         .iter()
         .map(|url| fetch::base_url(url))
         .collect::<Result<Vec<_>, _>>()?;
+    if args.dtm {
+        return fetch_dtm(args, from).await;
+    }
     let catalog = catalog::of(args.variant);
     let pieces = args.pieces.unwrap_or_default();
     let tables = selection::select(catalog, &pieces, &args.only, args.with_dependencies)?;
@@ -430,6 +444,50 @@ async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
     };
     let summary = fetch::fetch(&options, plan, &Bar::new()).await?;
     print!("{}", render_summary(&summary));
+    let failed = summary.failures().count();
+    if failed > 0 {
+        return Err(TablesError::Incomplete {
+            failed,
+            total: summary.files.len(),
+        });
+    }
+    Ok(())
+}
+
+/// `tables fetch --dtm`: the mirror's list, the selection, the free-space
+/// check, the transfers, the list in --to, the summary.
+async fn fetch_dtm(args: FetchArgs, from: Vec<reqwest::Url>) -> Result<(), TablesError> {
+    let list = fetch::prophet::fetch_list(&from).await?;
+    let pieces = args.pieces.unwrap_or_default();
+    let selected = fetch::prophet::select(&list, &pieces, &args.only)?;
+    let jobs = usize::from(args.jobs);
+    let plan = fetch::prophet::plan(selected, &from, &args.to, jobs).await?;
+    let unknown_size = match plan.unknown_size {
+        0 => String::new(),
+        n => format!(" plus {n} files the mirror gave no size for"),
+    };
+    println!(
+        "{} Prophet DTM files listed in {}, {} selected: {} to transfer{unknown_size}; {} free in {}",
+        list.files.len(),
+        list.url,
+        plan.files.len(),
+        human(plan.needed),
+        human(plan.free),
+        args.to.display()
+    );
+    fetch::check_space(&plan, &args.to)?;
+    let options = FetchOptions {
+        from,
+        to: args.to,
+        jobs,
+    };
+    let summary = fetch::fetch(&options, plan, &Bar::new()).await?;
+    let recorded = fetch::prophet::record(&options.to, &list, &summary);
+    print!("{}", render_summary(&summary));
+    if let Ok(Some(path)) = &recorded {
+        println!("md5 of the files there: {}", path.display());
+    }
+    recorded?;
     let failed = summary.failures().count();
     if failed > 0 {
         return Err(TablesError::Incomplete {
