@@ -484,11 +484,14 @@ async fn fetch_dtm(args: FetchArgs, from: Vec<reqwest::Url>) -> Result<(), Table
     let summary = fetch::fetch(&options, plan, &Bar::new()).await?;
     let recorded = fetch::prophet::record(&options.to, &list, &summary);
     print!("{}", render_summary(&summary));
-    if let Ok(Some(path)) = &recorded {
-        println!("md5 of the files there: {}", path.display());
-    }
-    recorded?;
     let failed = summary.failures().count();
+    match recorded {
+        Ok(Some(path)) => println!("md5 of the files there: {}", path.display()),
+        Ok(None) => {}
+        // The failed transfers are the error to end with; this one is said too.
+        Err(err) if failed > 0 => eprintln!("zugzwang: {err}"),
+        Err(err) => return Err(err.into()),
+    }
     if failed > 0 {
         return Err(TablesError::Incomplete {
             failed,

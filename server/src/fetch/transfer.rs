@@ -82,7 +82,7 @@ pub enum TransferError {
         expected: String,
         origin: Origin,
     },
-    #[error("{file}: cannot write {}: {source}; check the directory's permissions and free space", .path.display())]
+    #[error("{file}: cannot write {}: {source}; check the directory's permissions and free space, then run the same command again (it resumes from what {file}.part holds)", .path.display())]
     Io {
         file: String,
         path: PathBuf,
