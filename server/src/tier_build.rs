@@ -4,7 +4,11 @@
 //! A table is read once, start to end: the pass yields the prefix, the block
 //! checksums and the whole-file sha256, which is compared with the published
 //! digest first, so checksums are never recorded for an already damaged
-//! table. Each output file is written atomically and the manifest last, so an
+//! table. Prophet DTM files (`*.egtb.bz`, also in the generator's
+//! subdirectories `4men/0pawns/`) are built the same way: their prefix is
+//! the header and the block-size list, and the same pass checks their own
+//! checksum field and, where an `MD5SUMS` beside them lists them, their md5
+//! (`catalog::prophet`). Each output file is written atomically and the manifest last, so an
 //! interrupted or failed run leaves either the old entry or the new one.
 
 use std::{
@@ -18,11 +22,16 @@ use sha2::{Digest, Sha256};
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::{
-    catalog::whole_file as published,
+    catalog::{
+        prophet::{self as dtm, FileCheck, Listed},
+        whole_file as published,
+    },
     progress::Progress,
     store::{
         format::{self, TableKind, TableLayout, file_name},
+        prophet::format as prophet_format,
         tier::{
+            INTEGRITY_SUBDIR,
             integrity::{BlockSums, HASH_NAME, block_sum},
             manifest::{
                 Manifest, manifest_path, mtime_ns, prefix_path, remove_stale_temporaries,
@@ -42,6 +51,10 @@ pub struct BuildOptions {
     pub block_size: u32,
     /// Keep prefixes (tier build) or only checksums (verify --init).
     pub prefixes: bool,
+    /// Write each table's entry to the `.zugzwang` folder of the directory
+    /// it is in instead of `to` (`verify --init` without `--to`: the reader
+    /// looks there, also for Prophet files in subdirectories).
+    pub per_directory: bool,
 }
 
 impl BuildOptions {
@@ -54,6 +67,7 @@ impl BuildOptions {
             dry_run: false,
             block_size: 4096,
             prefixes: true,
+            per_directory: false,
         }
     }
 }
@@ -89,6 +103,8 @@ impl RegionTotals {
 pub struct Summary {
     pub wdl: RegionTotals,
     pub dtz: RegionTotals,
+    /// Prophet DTM files (header + block-size list count as block lengths).
+    pub dtm: RegionTotals,
     pub built: u64,
     pub up_to_date: u64,
     /// Temporary files of earlier, killed runs that were removed.
@@ -99,11 +115,12 @@ pub struct Summary {
 
 impl Summary {
     pub fn total(&self) -> RegionTotals {
+        let kinds = [self.wdl, self.dtz, self.dtm];
         RegionTotals {
-            tables: self.wdl.tables + self.dtz.tables,
-            header_and_sparse: self.wdl.header_and_sparse + self.dtz.header_and_sparse,
-            block_lengths: self.wdl.block_lengths + self.dtz.block_lengths,
-            data: self.wdl.data + self.dtz.data,
+            tables: kinds.iter().map(|k| k.tables).sum(),
+            header_and_sparse: kinds.iter().map(|k| k.header_and_sparse).sum(),
+            block_lengths: kinds.iter().map(|k| k.block_lengths).sum(),
+            data: kinds.iter().map(|k| k.data).sum(),
         }
     }
 }
@@ -126,46 +143,61 @@ pub fn fast_len(layout: &TableLayout, block_size: u32) -> u64 {
 /// is to `progress`.
 pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
     let mut summary = Summary::default();
-    let files = format::table_files(&options.from, &mut summary.failures);
     let mut work = Vec::new();
-    for path in files {
+    for path in format::table_files(&options.from, &mut summary.failures) {
         match format::parse_file(&path) {
-            Ok(layout) => {
-                match layout.kind {
-                    TableKind::Wdl => summary.wdl.add(&layout),
-                    TableKind::Dtz => summary.dtz.add(&layout),
-                }
-                work.push((path, layout));
-            }
+            Ok(layout) => work.push(Work::new(path, layout, None, options)),
             Err(err) => summary.failures.push((file_name(&path), err.to_string())),
+        }
+    }
+    let prophet = dtm::find(&options.from);
+    summary.failures.extend(prophet.failures);
+    for (path, listed) in prophet.files {
+        match prophet_format::layout(&path) {
+            Ok(layout) => work.push(Work::new(path, layout, listed, options)),
+            Err(err) => summary.failures.push((file_name(&path), err.to_string())),
+        }
+    }
+    for item in &work {
+        match item.layout.kind {
+            TableKind::Wdl => summary.wdl.add(&item.layout),
+            TableKind::Dtz => summary.dtz.add(&item.layout),
+            TableKind::Dtm => summary.dtm.add(&item.layout),
         }
     }
     if options.dry_run {
         return summary;
     }
-    if let Err(err) = fs::create_dir_all(&options.to) {
-        summary.failures.push((
-            options.to.display().to_string(),
-            format!("cannot create the directory: {err}"),
-        ));
-        return summary;
+    let mut targets: Vec<&Path> = std::iter::once(options.to.as_path())
+        .chain(work.iter().map(|w| w.to.as_path()))
+        .collect();
+    targets.sort();
+    targets.dedup();
+    for to in targets {
+        if let Err(err) = fs::create_dir_all(to) {
+            summary.failures.push((
+                to.display().to_string(),
+                format!("cannot create the directory: {err}"),
+            ));
+            return summary;
+        }
+        // A run killed midway leaves its `.NAME.tmp.PID` files; nothing else
+        // would ever remove them.
+        match remove_stale_temporaries(to) {
+            Ok(removed) => summary.stale_removed.extend(removed),
+            Err(err) => summary.failures.push((
+                to.display().to_string(),
+                format!("cannot clear temporary files of earlier runs: {err}"),
+            )),
+        }
     }
-    // A run killed midway leaves its `.NAME.tmp.PID` files; nothing else
-    // would ever remove them.
-    match remove_stale_temporaries(&options.to) {
-        Ok(removed) => summary.stale_removed = removed,
-        Err(err) => summary.failures.push((
-            options.to.display().to_string(),
-            format!("cannot clear temporary files of earlier runs: {err}"),
-        )),
-    }
-    progress.start(work.iter().map(|(_, l)| l.file_size).sum(), work.len());
-    for (done, (path, layout)) in work.iter().enumerate() {
-        let table = file_name(path);
+    progress.start(work.iter().map(|w| w.layout.file_size).sum(), work.len());
+    for (done, item) in work.iter().enumerate() {
+        let table = file_name(&item.path);
         progress.message(&format!("{}/{} {table}", done + 1, work.len()));
-        match up_to_date(path, &table, layout, options) {
+        match up_to_date(item, &table, options) {
             Ok(true) => summary.up_to_date += 1,
-            _ => match build_one(path, &table, layout, options, progress) {
+            _ => match build_one(item, &table, options, progress) {
                 Ok(()) => summary.built += 1,
                 Err(err) => {
                     progress.problem(&table, &err);
@@ -173,23 +205,48 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
                 }
             },
         }
-        progress.set_position(work[..=done].iter().map(|(_, l)| l.file_size).sum());
+        progress.set_position(work[..=done].iter().map(|w| w.layout.file_size).sum());
     }
     progress.finish();
     summary
 }
 
+/// One table to build: where it is, its regions, where its entry goes and
+/// (Prophet files) the md5 a list beside it gives.
+struct Work {
+    path: PathBuf,
+    layout: TableLayout,
+    to: PathBuf,
+    listed: Option<Listed>,
+}
+
+impl Work {
+    fn new(
+        path: PathBuf,
+        layout: TableLayout,
+        listed: Option<Listed>,
+        options: &BuildOptions,
+    ) -> Work {
+        let to = match path.parent() {
+            Some(dir) if options.per_directory => dir.join(INTEGRITY_SUBDIR),
+            _ => options.to.clone(),
+        };
+        Work {
+            path,
+            layout,
+            to,
+            listed,
+        }
+    }
+}
+
 /// Whether the entry in the fast tier was built from this very file and is intact.
-fn up_to_date(
-    path: &Path,
-    table: &str,
-    layout: &TableLayout,
-    options: &BuildOptions,
-) -> io::Result<bool> {
-    let Ok(Some(manifest)) = Manifest::load(&options.to, table) else {
+fn up_to_date(item: &Work, table: &str, options: &BuildOptions) -> io::Result<bool> {
+    let layout = &item.layout;
+    let Ok(Some(manifest)) = Manifest::load(&item.to, table) else {
         return Ok(false);
     };
-    let meta = fs::metadata(path)?;
+    let meta = fs::metadata(&item.path)?;
     let expected_fast = if options.prefixes {
         fast_len(layout, manifest.block_size)
     } else {
@@ -203,25 +260,25 @@ fn up_to_date(
     {
         return Ok(false);
     }
-    let sums_len = fs::metadata(sums_path(&options.to, table))?.len();
+    let sums_len = fs::metadata(sums_path(&item.to, table))?.len();
     if sums_len != BlockSums::blocks_for(manifest.source_size, manifest.block_size) * 8 {
         return Ok(false);
     }
     if expected_fast == 0 {
         return Ok(true);
     }
-    let prefix = fs::read(prefix_path(&options.to, table))?;
+    let prefix = fs::read(prefix_path(&item.to, table))?;
     Ok(format!("{:032x}", xxh3_128(&prefix)) == manifest.prefix_digest)
 }
 
 /// Reads one table start to end and writes its entry.
 fn build_one(
-    path: &Path,
+    item: &Work,
     table: &str,
-    layout: &TableLayout,
     options: &BuildOptions,
     progress: &dyn Progress,
 ) -> Result<(), String> {
+    let (path, layout) = (&item.path, &item.layout);
     let keep = if options.prefixes {
         fast_len(layout, options.block_size)
     } else {
@@ -231,7 +288,31 @@ fn build_one(
         published::PublishedDigest::of(table),
         Some(published::PublishedDigest::Md5(_))
     );
-    let pass = read_table(path, keep, options.block_size, published_md5, progress)?;
+    // A Prophet file: its own checksum field (and md5, where listed) from
+    // the same pass.
+    let mut prophet = match layout.kind {
+        TableKind::Dtm => {
+            Some(FileCheck::new(path, item.listed.clone()).map_err(|err| err.to_string())?)
+        }
+        TableKind::Wdl | TableKind::Dtz => None,
+    };
+    let pass = read_table(
+        path,
+        keep,
+        options.block_size,
+        published_md5,
+        progress,
+        |bytes| {
+            if let Some(check) = prophet.as_mut() {
+                check.feed(bytes);
+            }
+        },
+    )?;
+    if let Some(check) = prophet {
+        check.finish().map_err(|err| {
+            format!("{err} (checked before building the tier: nothing was recorded for it)")
+        })?;
+    }
     let sha256 = pass.sha256;
     let checked = match &pass.md5 {
         Some(md5) => published::check_md5(table, md5),
@@ -259,7 +340,7 @@ fn build_one(
         file_size: pass.source.len(),
         sums: pass.sums,
     };
-    write_entry(&options.to, table, &manifest, &sums, &pass.prefix)
+    write_entry(&item.to, table, &manifest, &sums, &pass.prefix)
 }
 
 /// What one pass over a table yields.
@@ -277,14 +358,15 @@ struct TablePass {
 }
 
 /// Reads a table once, start to end: its first `keep` bytes, a checksum
-/// per block and the whole-file sha256; a file that changes meanwhile is
-/// an error.
+/// per block and the whole-file sha256, handing every chunk to `also`; a
+/// file that changes meanwhile is an error.
 fn read_table(
     path: &Path,
     keep: u64,
     block_size: u32,
     with_md5: bool,
     progress: &dyn Progress,
+    mut also: impl FnMut(&[u8]),
 ) -> Result<TablePass, String> {
     let read_err = |err: io::Error| format!("cannot read {}: {err}", path.display());
     let mut file = File::open(path).map_err(read_err)?;
@@ -298,6 +380,7 @@ fn read_table(
     let mut chunk = vec![0u8; (1usize << 20).div_ceil(block) * block];
     let read = published::read_chunks(&mut file, &mut chunk, |bytes| {
         sha.update(bytes);
+        also(bytes);
         if let Some(md5) = md5.as_mut() {
             md5::Digest::update(md5, bytes);
         }

@@ -3,7 +3,8 @@
 //! faults: a connection cut mid-file, a flipped byte, a 404, Range ignored.
 //! Every run must end in complete, verified files or an error naming the
 //! table, with nothing corrupt under a real name. Atomic and antichess
-//! tables (md5, no published sizes) go the same way.
+//! tables (md5, no published sizes) go the same way, and Prophet DTM files
+//! (`--dtm`) by the md5 the mirror's `MD5SUMS` lists.
 
 mod common;
 mod process;
@@ -25,7 +26,7 @@ use axum::{
 use futures::StreamExt;
 use server::catalog::{
     self,
-    whole_file::{PublishedDigest, sha256_file},
+    whole_file::{PublishedDigest, md5_file, sha256_file},
 };
 
 /// Faults the mirror injects, each for the named files.
@@ -72,6 +73,8 @@ async fn start_mirror(dir: &Path, faults: Faults) -> (SocketAddr, Arc<Mirror>) {
     });
     let app = axum::Router::new()
         .route("/syzygy/{name}", axum::routing::get(serve_file))
+        // Prophet mirrors keep the generator's `Nmen/Mpawns/` directories.
+        .route("/prophet/{*name}", axum::routing::get(serve_file))
         .with_state(Arc::clone(&mirror));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -599,4 +602,238 @@ async fn takes_a_whole_part_file_the_mirror_has_nothing_more_for() {
     let requests = mirror.requests_for("KQvK.atbw");
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_eq!(requests[0].2, 416);
+}
+
+/// The Prophet files the DTM tests serve, in the generator's layout.
+const PROPHET_FILES: [&str; 5] = [
+    "2men/0pawns/KK.egtb.bz",
+    "3men/0pawns/KKQ.egtb.bz",
+    "3men/0pawns/KQK.egtb.bz",
+    "4men/0pawns/KBNK.egtb.bz",
+    "4men/0pawns/KKBN.egtb.bz",
+];
+
+/// A Prophet mirror's directory: a few files of the embedded set in the
+/// generator's layout, and (with `list`) its `MD5SUMS` as the generator
+/// writes it, with a line for a file that is no table.
+fn prophet_mirror_dir(list: bool) -> tempfile::TempDir {
+    let embedded = Path::new(env!("CARGO_MANIFEST_DIR")).join("tables-prophet");
+    let dir = tempfile::tempdir().unwrap();
+    let mut md5sums = String::new();
+    for path in PROPHET_FILES {
+        let target = dir.path().join(path);
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        let name = path.rsplit('/').next().unwrap();
+        fs::copy(embedded.join(name), &target).unwrap();
+        let md5 = md5_file(&target, |_| {}).unwrap();
+        md5sums.push_str(&format!("{md5}  ./{path}\n"));
+    }
+    fs::write(dir.path().join("README.md"), "a mirror\n").unwrap();
+    md5sums.push_str("0123456789abcdef0123456789abcdef  ./README.md\n");
+    if list {
+        fs::write(dir.path().join("MD5SUMS"), md5sums).unwrap();
+    }
+    dir
+}
+
+/// `zugzwang tables fetch --dtm` from the Prophet mirror: success, stdout, stderr.
+async fn fetch_dtm(addr: SocketAddr, to: &Path, args: &[&str]) -> (bool, String, String) {
+    let mut command = process::binary();
+    command
+        .args(["tables", "fetch", "--dtm", "--from"])
+        .arg(format!("http://{addr}/prophet/"))
+        .arg("--to")
+        .arg(to)
+        .args(args);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Every file below `dir`, as paths relative to it, sorted.
+fn files_below(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let relative = path.strip_prefix(root).unwrap();
+                out.push(relative.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Each of `files` below `to` is byte for byte the mirror's.
+fn assert_same_as_mirror(mirror: &Path, to: &Path, files: &[&str]) {
+    for file in files {
+        assert_eq!(
+            fs::read(mirror.join(file)).unwrap(),
+            fs::read(to.join(file)).unwrap(),
+            "{file} differs from the mirror's"
+        );
+    }
+}
+
+/// Every listed file arrives at its listed path, checked by md5; the
+/// `MD5SUMS` written beside them lets `tables status --dtm --verify` check
+/// them; a second run fetches nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetches_every_prophet_file_the_mirrors_md5sums_lists() {
+    let source = prophet_mirror_dir(true);
+    let (addr, mirror) = start_mirror(source.path(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch_dtm(addr, to.path(), &["--pieces", "2-3-4", "--jobs", "2"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains("5 Prophet DTM files listed in") && out.contains("5 selected"),
+        "{out}"
+    );
+    assert_eq!(total_row(&out), ["5", "5", "0", "0"], "{out}");
+    let mut expected: Vec<String> = PROPHET_FILES.iter().map(|f| f.to_string()).collect();
+    expected.push("MD5SUMS".to_string());
+    expected.sort();
+    assert_eq!(files_below(to.path()), expected);
+    assert_same_as_mirror(source.path(), to.path(), &PROPHET_FILES);
+    assert!(mirror.requests_for("README.md").is_empty());
+    let list = fs::read_to_string(to.path().join("MD5SUMS")).unwrap();
+    assert!(list.contains("  ./4men/0pawns/KBNK.egtb.bz\n"), "{list}");
+    assert_eq!(list.lines().count(), 5, "{list}");
+
+    let status = process::binary()
+        .args(["tables", "status", "--verify", "--dtm"])
+        .arg(to.path())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{report}");
+    assert!(
+        report.contains(&format!(
+            "md5 list: {}",
+            to.path().join("MD5SUMS").display()
+        )),
+        "{report}"
+    );
+
+    let before = mirror.requests();
+    let (ok, out, err) = fetch_dtm(addr, to.path(), &["--pieces", "2-3-4"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(total_row(&out), ["5", "0", "5", "0"], "{out}");
+    assert_eq!(mirror.requests(), before + 1, "only MD5SUMS asked again");
+}
+
+/// `--pieces` and `--only` choose among the listed files: only those are
+/// asked of the mirror.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetches_the_prophet_files_of_the_piece_counts_selected() {
+    let source = prophet_mirror_dir(true);
+    let (addr, mirror) = start_mirror(source.path(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch_dtm(addr, to.path(), &["--pieces", "3"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(
+        files_below(to.path()),
+        [
+            "3men/0pawns/KKQ.egtb.bz",
+            "3men/0pawns/KQK.egtb.bz",
+            "MD5SUMS"
+        ]
+    );
+    assert!(mirror.requests_for("4men/0pawns/KBNK.egtb.bz").is_empty());
+    assert!(mirror.requests_for("2men/0pawns/KK.egtb.bz").is_empty());
+
+    let (ok, out, err) = fetch_dtm(addr, to.path(), &["--only", "KBNvK"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(total_row(&out), ["2", "2", "0", "0"], "{out}");
+    assert_same_as_mirror(source.path(), to.path(), &PROPHET_FILES[1..]);
+    // The list in --to keeps the 3-piece lines and adds the 4-piece ones.
+    let list = fs::read_to_string(to.path().join("MD5SUMS")).unwrap();
+    assert_eq!(list.lines().count(), 4, "{list}");
+
+    let (ok, _, err) = fetch_dtm(addr, to.path(), &["--pieces", "5"]).await;
+    assert!(!ok && err.contains("2, 3, 4 pieces"), "{err}");
+    let (ok, _, err) = fetch_dtm(addr, to.path(), &["--only", "KRRK"]).await;
+    assert!(!ok && err.contains("--only KRRK"), "{err}");
+}
+
+/// A file that arrives damaged every time is named, and is neither under
+/// its real name nor left as `.part`; a listed file the mirror lacks is
+/// named too. The others arrive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_a_damaged_prophet_file_and_names_a_missing_one() {
+    let source = prophet_mirror_dir(true);
+    let faults = Faults {
+        flip_always: HashSet::from(["4men/0pawns/KBNK.egtb.bz".to_string()]),
+        missing: HashSet::from(["3men/0pawns/KKQ.egtb.bz".to_string()]),
+        ..Faults::default()
+    };
+    let (addr, mirror) = start_mirror(source.path(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch_dtm(addr, to.path(), &["--pieces", "2-3-4"]).await;
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("FAILED 4men/0pawns/KBNK.egtb.bz: md5")
+            && out.contains("(the mirror's MD5SUMS) twice")
+            && out.contains("use another mirror"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAILED 3men/0pawns/KKQ.egtb.bz: not on the mirror")
+            && out.contains("MD5SUMS lists it"),
+        "{out}"
+    );
+    assert!(err.contains("2 of 5 files could not be fetched"), "{err}");
+    assert_eq!(
+        files_below(to.path()),
+        [
+            "2men/0pawns/KK.egtb.bz",
+            "3men/0pawns/KQK.egtb.bz",
+            "4men/0pawns/KKBN.egtb.bz",
+            "MD5SUMS"
+        ]
+    );
+    assert_same_as_mirror(
+        source.path(),
+        to.path(),
+        &[PROPHET_FILES[0], PROPHET_FILES[2], PROPHET_FILES[4]],
+    );
+    let list = fs::read_to_string(to.path().join("MD5SUMS")).unwrap();
+    assert!(!list.contains("KBNK") && !list.contains("KKQ"), "{list}");
+    let gets = mirror
+        .requests_for("4men/0pawns/KBNK.egtb.bz")
+        .into_iter()
+        .filter(|(_, _, status)| *status == 200)
+        .count();
+    assert!(gets >= 2, "fetched again from scratch once");
+}
+
+/// A mirror without an `MD5SUMS` is refused before any transfer, with what
+/// to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_a_prophet_mirror_without_md5sums() {
+    let source = prophet_mirror_dir(false);
+    let (addr, mirror) = start_mirror(source.path(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch_dtm(addr, to.path(), &["--pieces", "2-3-4"]).await;
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("/prophet/MD5SUMS answered 404") && err.contains("--from"),
+        "{err}"
+    );
+    assert_eq!(mirror.requests(), 1);
+    assert!(files_below(to.path()).is_empty());
+
+    // --dtm takes no variant and no dependencies.
+    let (ok, _, err) = fetch_dtm(addr, to.path(), &["--with-dependencies"]).await;
+    assert!(!ok && err.contains("--with-dependencies"), "{err}");
 }

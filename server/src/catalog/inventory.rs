@@ -3,7 +3,8 @@
 //! tables present and missing, files that are damaged (a size other than
 //! the published one where sizes are published; with `verify` also a
 //! digest other than the published one), files that are no published
-//! table of the variant, and what completing each usual set would add.
+//! table of the variant, and what completing each usual set would add;
+//! with `--dtm`, the Prophet DTM tables too (`prophet::survey`).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -14,7 +15,7 @@ use std::{
 use app::variant::Variant;
 use serde::Serialize;
 
-use super::{Catalog, Published, material};
+use super::{Catalog, Published, material, prophet::DtmInventory};
 use crate::{catalog, progress::Progress};
 
 /// The survey of one or more directories, taken together as `serve` would.
@@ -36,6 +37,9 @@ pub struct Inventory {
     pub unreadable: Vec<Unreadable>,
     /// What completing each usual set would add (missing and damaged files).
     pub to_complete: Vec<ToComplete>,
+    /// Prophet DTM tables, when asked for (`tables status --dtm DIR`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtm: Option<DtmInventory>,
 }
 
 /// Tables, files and bytes of one piece count: intact ones present, and published.
@@ -97,7 +101,9 @@ impl Inventory {
     /// Whether anything is damaged or could not be read (missing tables are
     /// normal for a partial set and do not count).
     pub fn has_problems(&self) -> bool {
-        !self.damaged.is_empty() || !self.unreadable.is_empty()
+        !self.damaged.is_empty()
+            || !self.unreadable.is_empty()
+            || self.dtm.as_ref().is_some_and(DtmInventory::has_problems)
     }
 }
 
@@ -121,6 +127,7 @@ pub fn survey(
         unknown: Vec::new(),
         unreadable: Vec::new(),
         to_complete: Vec::new(),
+        dtm: None,
     };
     let mut candidates = Vec::new();
     for dir in dirs {

@@ -16,13 +16,14 @@ use crate::{
     catalog::{
         self, Catalog,
         inventory::{self, Inventory},
+        prophet::{self, DtmInventory},
     },
     fetch::{
         self, Done, FetchError, FetchOptions, Summary,
         selection::{self, SelectionError, parse_pieces},
     },
-    progress::Silent,
-    store::format,
+    progress::{Progress, Silent},
+    store::{format, prophet::format as prophet_format},
 };
 
 /// `zugzwang tables ...`
@@ -34,15 +35,25 @@ pub enum TablesCommand {
     Status(StatusArgs),
     /// Fetch tables from an HTTP(S) mirror, resuming cut transfers and
     /// verifying every file against its published digest (sha256; md5 for
-    /// atomic and antichess) before it appears under its real name.
+    /// atomic and antichess; with --dtm, Prophet DTM files against the md5
+    /// the mirror's MD5SUMS lists) before it appears under its real name.
     Fetch(FetchArgs),
 }
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
-    /// Table directories, taken together as `serve --tables` takes them.
-    #[arg(value_name = "DIR", default_value = ".")]
+    /// Table directories, taken together as `serve --tables` takes them
+    /// (default: the current directory, unless only --dtm is given).
+    #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
+    /// Prophet DTM directories, as `serve --dtm` takes them (files
+    /// `*.egtb.bz`, flat or in the generator's `Nmen/Mpawns/`
+    /// subdirectories): files and bytes per piece count, the missing ones
+    /// of the 2-4 piece set, damaged ones (header, block list and length;
+    /// with --verify every file's checksum field and its md5 where an
+    /// MD5SUMS lists it). Repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub dtm: Vec<PathBuf>,
     /// Whose tables to survey: standard (.rtbw/.rtbz), atomic (.atbw/.atbz)
     /// or antichess (.gtbw/.gtbz, pawnless .stbw/.stbz).
     #[arg(long, default_value = "standard")]
@@ -62,17 +73,27 @@ pub struct FetchArgs {
     /// Whose tables to fetch: standard, atomic or antichess.
     #[arg(long, default_value = "standard")]
     pub variant: Variant,
+    /// Fetch Prophet DTM tables (`*.egtb.bz`) instead: the files the
+    /// mirror's URL/MD5SUMS lists (the generator's layout, `md5
+    /// ./4men/0pawns/KBNK.egtb.bz`), each to the same path below --to and
+    /// checked against the listed md5; --to then gets an MD5SUMS of the
+    /// files there. --only takes files (KBNK: the side to move's pieces
+    /// first) or both files of a material (KBNvK).
+    #[arg(long, conflicts_with_all = ["variant", "with_dependencies"])]
+    pub dtm: bool,
     /// The mirror's directory of the variant's tables: files are fetched as
-    /// URL/NAME.rtbw (.atbw, .gtbw, .stbw). Repeat it for a mirror that keeps
-    /// WDL and DTZ files, or antichess tables with and without pawns, in
-    /// separate directories: a file is asked of the next while one answers 404.
+    /// URL/NAME.rtbw (.atbw, .gtbw, .stbw; with --dtm, URL/MD5SUMS and the
+    /// paths it lists). Repeat it for a mirror that keeps WDL and DTZ files,
+    /// or antichess tables with and without pawns, in separate directories:
+    /// a file is asked of the next while one answers 404.
     #[arg(long, value_name = "URL", required = true)]
     pub from: Vec<String>,
     /// Directory to put the tables in (created if missing).
     #[arg(long, value_name = "DIR")]
     pub to: PathBuf,
     /// Whole piece counts, joined by '-': 3-4-5, 3-4, 6, 7 (atomic: 3-4-5;
-    /// antichess: 2-3-4, as far as the shipped md5 lists go).
+    /// antichess: 2-3-4, as far as the shipped md5 lists go; --dtm: those
+    /// the mirror's MD5SUMS lists, e.g. 2-3-4).
     #[arg(long, value_name = "N-N", value_parser = parse_pieces_arg)]
     pub pieces: Option<BTreeSet<usize>>,
     /// Tables by material, comma-separated: KRPvKR,KQPvKQ (antichess: BBvN).
@@ -119,19 +140,32 @@ pub async fn run(command: TablesCommand) -> Result<(), TablesError> {
 }
 
 fn status(args: StatusArgs) -> Result<(), TablesError> {
-    // JSON is for scripts: no bar on their terminal either.
-    let inventory = if args.json {
-        inventory::survey(&args.dirs, args.variant, args.verify, &Silent)
+    let dirs = if args.dirs.is_empty() && args.dtm.is_empty() {
+        vec![PathBuf::from(".")]
     } else {
-        inventory::survey(&args.dirs, args.variant, args.verify, &Bar::new())
+        args.dirs
     };
+    // JSON is for scripts: no bar on their terminal either.
+    let bar = (!args.json).then(Bar::new);
+    let progress: &dyn Progress = match &bar {
+        Some(bar) => bar,
+        None => &Silent,
+    };
+    let mut inventory = inventory::survey(&dirs, args.variant, args.verify, progress);
+    if !args.dtm.is_empty() {
+        inventory.dtm = Some(prophet::survey(&args.dtm, args.verify, progress));
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&inventory)?);
     } else {
         print!("{}", render_status(&inventory));
     }
     if inventory.has_problems() {
-        let count = inventory.damaged.len() + inventory.unreadable.len();
+        let dtm = inventory
+            .dtm
+            .as_ref()
+            .map_or(0, |d| d.damaged.len() + d.unreadable.len());
+        let count = inventory.damaged.len() + inventory.unreadable.len() + dtm;
         return Err(TablesError::Damaged(format!(
             "{count} files or directories"
         )));
@@ -139,9 +173,88 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
     Ok(())
 }
 
-/// The survey as a table per piece count, then the files that need attention.
+/// The survey as a table per piece count, then the files that need
+/// attention; then the same for Prophet DTM tables when surveyed.
 pub fn render_status(inventory: &Inventory) -> String {
     let mut out = String::new();
+    if !inventory.directories.is_empty() {
+        render_syzygy(&mut out, inventory);
+    }
+    if let Some(dtm) = &inventory.dtm {
+        render_dtm(&mut out, dtm);
+    }
+    out
+}
+
+/// Prophet DTM tables per piece count, then the files that need attention.
+fn render_dtm(out: &mut String, dtm: &DtmInventory) {
+    let dirs: Vec<String> = dtm
+        .directories
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    let checked = if dtm.verified {
+        "every file read: its checksum field, and md5 where an MD5SUMS lists it"
+    } else {
+        "header, block list and length checked; --verify reads every file"
+    };
+    let _ = writeln!(out, "Prophet DTM tables in {} ({checked})", dirs.join(", "));
+    for list in &dtm.md5_lists {
+        let _ = writeln!(out, "(md5 list: {})", list.display());
+    }
+    let _ = writeln!(out, "{:<7} {:>14} {:>22}", "pieces", "files", "bytes");
+    for p in &dtm.pieces {
+        let files = match p.files_expected {
+            Some(expected) => format!("{} of {expected}", p.files),
+            None => p.files.to_string(),
+        };
+        let _ = writeln!(out, "{:<7} {files:>14} {:>22}", p.pieces, human(p.bytes));
+    }
+    for p in &dtm.pieces {
+        if p.files > 0 && !p.missing.is_empty() {
+            let names: Vec<&str> = p
+                .missing
+                .iter()
+                .map(|n| n.strip_suffix(prophet_format::SUFFIX).unwrap_or(n))
+                .collect();
+            let _ = writeln!(
+                out,
+                "missing {}-piece DTM ({} files): {}",
+                p.pieces,
+                p.missing.len(),
+                names.join(" ")
+            );
+        }
+    }
+    for d in &dtm.damaged {
+        let _ = writeln!(
+            out,
+            "DAMAGED {} in {}: {}",
+            d.file,
+            d.directory.display(),
+            d.problem
+        );
+    }
+    for u in &dtm.unreadable {
+        let _ = writeln!(out, "UNREADABLE {}: {}", u.path.display(), u.problem);
+    }
+    let lacking: usize = dtm
+        .pieces
+        .iter()
+        .filter(|p| prophet::EXPECTED_PIECES.contains(&p.pieces))
+        .map(|p| p.files_expected.unwrap_or(0).saturating_sub(p.files))
+        .sum();
+    let _ = if lacking == 0 {
+        writeln!(out, "the 2-3-4 DTM set is complete")
+    } else {
+        writeln!(
+            out,
+            "completing the 2-3-4 DTM set adds {lacking} files (`zugzwang tables fetch --dtm --pieces 2-3-4 --from URL --to DIR`)"
+        )
+    };
+}
+
+fn render_syzygy(out: &mut String, inventory: &Inventory) {
     let dirs: Vec<String> = inventory
         .directories
         .iter()
@@ -198,7 +311,7 @@ pub fn render_status(inventory: &Inventory) -> String {
             d.problem
         );
     }
-    render_unknown(&mut out, catalog, inventory);
+    render_unknown(out, catalog, inventory);
     for u in &inventory.unreadable {
         let _ = writeln!(out, "UNREADABLE {}: {}", u.path.display(), u.problem);
     }
@@ -220,7 +333,6 @@ pub fn render_status(inventory: &Inventory) -> String {
             )
         };
     }
-    out
 }
 
 /// The header's note of what was compared with the published catalogue.
@@ -246,6 +358,10 @@ fn render_unknown(out: &mut String, catalog: &Catalog, inventory: &Inventory) {
             _ if u.file.ends_with(".part") => {
                 "an interrupted download; `zugzwang tables fetch` resumes it".to_string()
             }
+            _ if prophet_format::is_table_name(&u.file) => format!(
+                "a Prophet DTM table: `zugzwang tables status --dtm {}` surveys it",
+                u.directory.display()
+            ),
             Some(other) if other != catalog.variant() => {
                 *others.entry((&u.directory, other)).or_default() += 1;
                 continue;
@@ -300,6 +416,9 @@ async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
         .iter()
         .map(|url| fetch::base_url(url))
         .collect::<Result<Vec<_>, _>>()?;
+    if args.dtm {
+        return fetch_dtm(args, from).await;
+    }
     let catalog = catalog::of(args.variant);
     let pieces = args.pieces.unwrap_or_default();
     let tables = selection::select(catalog, &pieces, &args.only, args.with_dependencies)?;
@@ -326,6 +445,53 @@ async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
     let summary = fetch::fetch(&options, plan, &Bar::new()).await?;
     print!("{}", render_summary(&summary));
     let failed = summary.failures().count();
+    if failed > 0 {
+        return Err(TablesError::Incomplete {
+            failed,
+            total: summary.files.len(),
+        });
+    }
+    Ok(())
+}
+
+/// `tables fetch --dtm`: the mirror's list, the selection, the free-space
+/// check, the transfers, the list in --to, the summary.
+async fn fetch_dtm(args: FetchArgs, from: Vec<reqwest::Url>) -> Result<(), TablesError> {
+    let list = fetch::prophet::fetch_list(&from).await?;
+    let pieces = args.pieces.unwrap_or_default();
+    let selected = fetch::prophet::select(&list, &pieces, &args.only)?;
+    let jobs = usize::from(args.jobs);
+    let plan = fetch::prophet::plan(selected, &from, &args.to, jobs).await?;
+    let unknown_size = match plan.unknown_size {
+        0 => String::new(),
+        n => format!(" plus {n} files the mirror gave no size for"),
+    };
+    println!(
+        "{} Prophet DTM files listed in {}, {} selected: {} to transfer{unknown_size}; {} free in {}",
+        list.files.len(),
+        list.url,
+        plan.files.len(),
+        human(plan.needed),
+        human(plan.free),
+        args.to.display()
+    );
+    fetch::check_space(&plan, &args.to)?;
+    let options = FetchOptions {
+        from,
+        to: args.to,
+        jobs,
+    };
+    let summary = fetch::fetch(&options, plan, &Bar::new()).await?;
+    let recorded = fetch::prophet::record(&options.to, &list, &summary);
+    print!("{}", render_summary(&summary));
+    let failed = summary.failures().count();
+    match recorded {
+        Ok(Some(path)) => println!("md5 of the files there: {}", path.display()),
+        Ok(None) => {}
+        // The failed transfers are the error to end with; this one is said too.
+        Err(err) if failed > 0 => eprintln!("zugzwang: {err}"),
+        Err(err) => return Err(err.into()),
+    }
     if failed > 0 {
         return Err(TablesError::Incomplete {
             failed,

@@ -14,7 +14,9 @@ use crate::{
 #[derive(Debug, clap::Subcommand)]
 pub enum TierCommand {
     /// Copy every table's prefix (header, sparse index, block lengths) to
-    /// fast storage, with block checksums and a manifest per table.
+    /// fast storage, with block checksums and a manifest per table. Prophet
+    /// DTM files (`*.egtb.bz`, also in the generator's `Nmen/Mpawns/`
+    /// subdirectories) too: their prefix is the header and block-size list.
     Build(TierBuildArgs),
 }
 
@@ -61,6 +63,7 @@ pub fn run(command: TierCommand) -> Result<(), TierError> {
         dry_run: args.dry_run,
         block_size: args.block_size,
         prefixes: true,
+        per_directory: false,
     };
     let summary = build(&options, &Bar::new());
     print!("{}", render_summary(&summary));
@@ -92,12 +95,17 @@ pub fn render_summary(summary: &Summary) -> String {
         "{:<6} {:>7} {:>16} {:>16} {:>16} {:>16} {:>8}\n",
         "", "tables", "header+sparse", "block lengths", "data blocks", "prefix (fast)", "prefix%"
     );
-    let rows: [(&str, RegionTotals); 3] = [
+    let rows: [(&str, RegionTotals); 4] = [
         (TableKind::Wdl.label(), summary.wdl),
         (TableKind::Dtz.label(), summary.dtz),
+        (TableKind::Dtm.label(), summary.dtm),
         ("total", summary.total()),
     ];
-    for (label, t) in rows {
+    // A DTM row only where there are Prophet files.
+    for (label, t) in rows
+        .into_iter()
+        .filter(|(label, t)| *label != TableKind::Dtm.label() || t.tables > 0)
+    {
         let share = if t.total() == 0 {
             0.0
         } else {

@@ -1,6 +1,8 @@
 //! `zugzwang verify`: whole table files against the published digests
 //! (shipped with the program: sha256, md5 for atomic and antichess
-//! tables), naming every missing, extra or damaged file; `verify --init`
+//! tables), and Prophet DTM files (`*.egtb.bz`, also in subdirectories)
+//! against their own checksum field and the md5 an `MD5SUMS` beside them
+//! gives, naming every missing, extra or damaged file; `verify --init`
 //! records per-block checksums for tables served without a fast tier.
 
 use std::path::PathBuf;
@@ -9,14 +11,17 @@ use clap::Args;
 
 use super::output::{Bar, human};
 use crate::{
-    catalog::whole_file::check_dirs,
+    catalog::{prophet, whole_file::check_dirs},
     store::tier::{INTEGRITY_SUBDIR, integrity::DEFAULT_BLOCK_SIZE},
     tier_build::{self, BuildOptions},
 };
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Table directories to check.
+    /// Table directories to check (Syzygy tables in them; Prophet DTM
+    /// files in them and their subdirectories, as the generator lays them
+    /// out: checked by their own checksum and, where an MD5SUMS lists
+    /// them, by md5).
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
     /// Instead of checking, record a checksum per block of every table (after
@@ -59,6 +64,9 @@ pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
                 dry_run: false,
                 block_size: DEFAULT_BLOCK_SIZE,
                 prefixes: false,
+                // Without --to, beside each table (Prophet files may be in
+                // subdirectories), where `serve` finds them.
+                per_directory: args.to.is_none(),
             };
             let summary = tier_build::build(&options, &Bar::new());
             println!(
@@ -80,7 +88,11 @@ pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
         };
     }
     let findings = check_dirs(&args.dirs, &Bar::new());
-    for (name, problem) in &findings.mismatched {
+    let mut dtm = prophet::check_dirs(&args.dirs, &Bar::new());
+    // A directory that cannot be listed is named once.
+    dtm.damaged
+        .retain(|(name, _)| findings.mismatched.iter().all(|(other, _)| other != name));
+    for (name, problem) in findings.mismatched.iter().chain(&dtm.damaged) {
         println!("MISMATCH {name}: {problem}");
     }
     for name in &findings.extra {
@@ -89,15 +101,23 @@ pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
     for name in &findings.missing {
         println!("MISSING {name}");
     }
+    for name in &dtm.missing {
+        println!("MISSING {name}: a Prophet DTM table (listed in MD5SUMS or of the 2-4 piece set)");
+    }
+    let dtm_note = match dtm.files {
+        0 => String::new(),
+        n => format!(" (of which {n} Prophet DTM files, {})", human(dtm.bytes)),
+    };
     println!(
-        "{} tables ({}) checked: {} damaged, {} extra, {} missing",
-        findings.checked,
-        human(findings.bytes),
-        findings.mismatched.len(),
+        "{} tables ({}) checked{dtm_note}: {} damaged, {} extra, {} missing",
+        findings.checked + dtm.files,
+        human(findings.bytes + dtm.bytes),
+        findings.mismatched.len() + dtm.damaged.len(),
         findings.extra.len(),
-        findings.missing.len()
+        findings.missing.len() + dtm.missing.len()
     );
-    if findings.is_clean(args.partial) {
+    let dtm_clean = dtm.damaged.is_empty() && (args.partial || dtm.missing.is_empty());
+    if findings.is_clean(args.partial) && dtm_clean {
         Ok(())
     } else {
         Err(VerifyError::Mismatch)

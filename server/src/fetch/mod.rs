@@ -3,8 +3,11 @@
 //! time, each verified against its published digest (sha256, md5 for atomic
 //! and antichess) before it appears under its real name (`transfer`).
 //! Before any byte moves, the free space of the directory is compared with
-//! what the transfers still need, as far as sizes are published.
+//! what the transfers still need, as far as sizes are known. Prophet DTM
+//! files (`--dtm`) are planned by `prophet` from the mirror's `MD5SUMS` and
+//! then fetched the same way.
 
+pub mod prophet;
 pub mod selection;
 pub mod transfer;
 
@@ -22,10 +25,10 @@ use reqwest::{Client, Url};
 use indicatif::HumanBytes;
 
 use crate::{
-    catalog::{Catalog, Published, piece_count},
+    catalog::{Catalog, piece_count},
     progress::Progress,
 };
-pub use transfer::{Done, TransferError};
+pub use transfer::{Done, Expected, TransferError};
 
 /// What to fetch, from where, to where.
 pub struct FetchOptions {
@@ -62,6 +65,36 @@ pub enum FetchError {
     },
     #[error("cannot set up the HTTP client: {0}")]
     Client(#[source] reqwest::Error),
+    #[error(
+        "{url} answered 404: `tables fetch --dtm` fetches the files listed in the MD5SUMS the Prophet generator writes (lines `md5  ./4men/0pawns/KBNK.egtb.bz`); give as --from the mirror's directory that holds it (beside 2men/, 3men/, 4men/), or use a mirror that lists its files"
+    )]
+    NoList { url: Url },
+    #[error("{url}: the mirror answered {status}; try again later or use another mirror")]
+    ListStatus {
+        url: Url,
+        status: reqwest::StatusCode,
+    },
+    #[error(
+        "{url}: cannot fetch the list ({source}); check the URL and the network, or use another mirror"
+    )]
+    ListConnection {
+        url: Url,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error(
+        "{url}: {problem}; this is not an MD5SUMS of Prophet DTM files as the generator writes it (`md5  ./4men/0pawns/KBNK.egtb.bz`); use another mirror"
+    )]
+    BadList { url: Url, problem: String },
+    #[error(
+        "cannot write {}: {source}; the files fetched are verified, but `verify` and `tables status --dtm --verify` will not check their md5 until a list beside them names it",
+        .path.display()
+    )]
+    Record {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
 }
 
 /// How one file ended.
@@ -96,19 +129,60 @@ impl Summary {
     }
 }
 
+/// One file a fetch is to bring.
+#[derive(Debug, Clone)]
+pub struct PlannedFile {
+    /// Its path below the target directory: a name (`KRvK.rtbw`), or the
+    /// path an md5 list gives (`4men/0pawns/KBNK.egtb.bz`).
+    pub file: String,
+    pub pieces: usize,
+    /// What it must be before it appears under its real name.
+    pub expected: Expected,
+    /// Its size where known before the transfer (published, or what the
+    /// mirror answered to HEAD), for the free-space check.
+    pub size: Option<u64>,
+}
+
 /// What a fetch will do, known before it starts.
 #[derive(Debug)]
 pub struct Plan {
-    /// Every file of the selected tables, with what is published about it.
-    pub files: Vec<(String, Published)>,
-    /// Bytes still to transfer: files not yet there with their published
+    /// Every file of the selection, with what it must be.
+    pub files: Vec<PlannedFile>,
+    /// Bytes still to transfer: files not yet there with their known
     /// size, less what their `.part` files already hold.
     pub needed: u64,
-    /// Files not yet there whose size is not published (atomic, antichess):
-    /// not counted in `needed`.
+    /// Files not yet there whose size is not known (atomic, antichess; a
+    /// Prophet file the mirror gave no size for): not counted in `needed`.
     pub unknown_size: usize,
     /// Bytes free in the target directory for an unprivileged user.
     pub free: u64,
+}
+
+impl Plan {
+    /// Measures what fetching `files` into `to` (which exists) needs.
+    fn measure(files: Vec<PlannedFile>, to: &Path) -> io::Result<Plan> {
+        // A file already there of the expected size (or of any size where
+        // none is published) is checked by its digest, not transferred.
+        let to_transfer: Vec<&PlannedFile> = files
+            .iter()
+            .filter(|f| match fs::metadata(to.join(&f.file)) {
+                Ok(meta) => f.expected.size.is_some_and(|size| size != meta.len()),
+                Err(_) => true,
+            })
+            .collect();
+        let needed = to_transfer
+            .iter()
+            .filter_map(|f| Some(f.size?.saturating_sub(transfer::part_len(to, &f.file))))
+            .sum();
+        let unknown_size = to_transfer.iter().filter(|f| f.size.is_none()).count();
+        let free = free_space(to)?;
+        Ok(Plan {
+            files,
+            needed,
+            unknown_size,
+            free,
+        })
+    }
 }
 
 /// Reads `--from`: an http(s) URL, taken as a directory.
@@ -134,32 +208,20 @@ pub fn plan(
         source,
     };
     fs::create_dir_all(to).map_err(dir_error)?;
-    let files: Vec<(String, Published)> = tables
+    let files: Vec<PlannedFile> = tables
         .iter()
         .flat_map(|material| catalog.files_of(material))
-        .filter_map(|file| catalog.published(&file).map(|p| (file, p)))
-        .collect();
-    // A file already there of the published size (or of any size where
-    // none is published) is checked by its digest, not transferred.
-    let to_transfer: Vec<&(String, Published)> = files
-        .iter()
-        .filter(|(file, p)| match fs::metadata(to.join(file)) {
-            Ok(meta) => p.size.is_some_and(|size| size != meta.len()),
-            Err(_) => true,
+        .filter_map(|file| {
+            let published = catalog.published(&file)?;
+            Some(PlannedFile {
+                pieces: piece_count(&file),
+                size: published.size,
+                expected: published.into(),
+                file,
+            })
         })
         .collect();
-    let needed = to_transfer
-        .iter()
-        .filter_map(|(file, p)| Some(p.size?.saturating_sub(transfer::part_len(to, file))))
-        .sum();
-    let unknown_size = to_transfer.iter().filter(|(_, p)| p.size.is_none()).count();
-    let free = free_space(to).map_err(dir_error)?;
-    Ok(Plan {
-        files,
-        needed,
-        unknown_size,
-        free,
-    })
+    Plan::measure(files, to).map_err(dir_error)
 }
 
 /// Bytes an unprivileged user may still write on the directory's filesystem.
@@ -206,9 +268,15 @@ pub async fn fetch(
     progress.start(plan.needed, total);
     let finished = AtomicUsize::new(0);
     let mut files: Vec<FileOutcome> = futures::stream::iter(plan.files)
-        .map(|(file, published)| {
+        .map(|planned| {
             let (client, finished) = (&client, &finished);
             async move {
+                let PlannedFile {
+                    file,
+                    pieces,
+                    expected,
+                    ..
+                } = planned;
                 let urls = options
                     .from
                     .iter()
@@ -225,7 +293,7 @@ pub async fn fetch(
                     url: url.clone(),
                     dir: &options.to,
                     file: &file,
-                    published,
+                    expected: &expected,
                     progress,
                 };
                 // Mirrors that keep WDL and DTZ files apart: try the next on a 404.
@@ -239,7 +307,7 @@ pub async fn fetch(
                 let done = finished.fetch_add(1, Relaxed) + 1;
                 progress.message(&format!("{done}/{total} files"));
                 Ok(FileOutcome {
-                    pieces: piece_count(&file),
+                    pieces,
                     file,
                     result,
                 })

@@ -34,6 +34,18 @@ pub enum SelectionError {
     },
     #[error("nothing selected: give --pieces (e.g. {0}) or --only (e.g. {1})")]
     Empty(&'static str, &'static str),
+    #[error(
+        "--pieces {spec}: the mirror's MD5SUMS ({list}) lists Prophet DTM files of {counts} pieces; choose among those"
+    )]
+    DtmPieces {
+        spec: String,
+        list: String,
+        counts: String,
+    },
+    #[error(
+        "--only {name}: the mirror's MD5SUMS ({list}) lists no such Prophet DTM file; name a file by its material with the side to move's pieces first (KBNK: K+B+N to move against a bare king; KKBN the other way round), or both files of a material as KBNvK"
+    )]
+    DtmUnknown { name: String, list: String },
 }
 
 /// Reads `--pieces` such as `3-4-5` or `6` (which counts a variant has is

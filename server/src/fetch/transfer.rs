@@ -1,6 +1,8 @@
 //! One table file from a mirror onto disk, never visible under its real name
-//! before it matches its published digest (sha256; md5 for atomic and
-//! antichess tables).
+//! before it matches its expected digest: the published one (sha256; md5 for
+//! atomic and antichess tables), or for Prophet DTM files the md5 the
+//! mirror's `MD5SUMS` lists. The file may be a path below the target
+//! directory (`4men/0pawns/KBNK.egtb.bz`): its directories are created.
 //!
 //! The bytes go to `NAME.part`, which survives a cut transfer: the next
 //! attempt (or the next run) asks for the rest with an HTTP Range request.
@@ -22,7 +24,14 @@ use futures::StreamExt;
 use reqwest::{Client, StatusCode, Url, header};
 use tokio::io::AsyncWriteExt;
 
-use crate::{catalog::Published, progress::Progress};
+use crate::{
+    catalog::{
+        Published,
+        whole_file::{PublishedDigest, md5_file, sha256_file},
+    },
+    progress::Progress,
+    store::{format::file_name, prophet::format as prophet_format},
+};
 
 /// Failed attempts in a row (none adding a byte) before a file is given up.
 pub const ATTEMPTS: u32 = 5;
@@ -32,8 +41,8 @@ pub const ATTEMPTS: u32 = 5;
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
     #[error(
-        "{file}: not on the mirror ({url} answered 404); check that --from is the directory holding the mirror's .{} files (repeat --from where WDL and DTZ, or antichess tables with and without pawns, are kept apart), or use another mirror",
-        suffix(file)
+        "{file}: not on the mirror ({url} answered 404); {}",
+        not_found_hint(file)
     )]
     NotFound { file: String, url: Url },
     #[error(
@@ -63,15 +72,17 @@ pub enum TransferError {
         why: &'static str,
     },
     #[error(
-        "{file}: {algorithm} {got} differs from the published {published} twice, the second time fetched from scratch: the mirror serves a damaged file; use another mirror"
+        "{file}: {algorithm} {got} differs from {} twice, the second time fetched from scratch: the mirror serves a damaged file; use another mirror",
+        .origin.describe(expected)
     )]
     Digest {
         file: String,
         algorithm: &'static str,
         got: String,
-        published: &'static str,
+        expected: String,
+        origin: Origin,
     },
-    #[error("{file}: cannot write {}: {source}; check the directory's permissions and free space", .path.display())]
+    #[error("{file}: cannot write {}: {source}; check the directory's permissions and free space, then run the same command again (it resumes from what {file}.part holds)", .path.display())]
     Io {
         file: String,
         path: PathBuf,
@@ -89,13 +100,95 @@ pub enum Done {
     AlreadyComplete,
 }
 
+/// A digest algorithm of the files fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    Sha256,
+    Md5,
+}
+
+impl Algorithm {
+    /// The name messages print.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Sha256 => "sha256",
+            Algorithm::Md5 => "md5",
+        }
+    }
+
+    fn of_file(self, path: &Path) -> io::Result<String> {
+        match self {
+            Algorithm::Sha256 => sha256_file(path, |_| {}),
+            Algorithm::Md5 => md5_file(path, |_| {}),
+        }
+    }
+}
+
+/// What a fetched file must be before it appears under its real name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    /// The published size; `None` where none is (the mirror's then counts).
+    pub size: Option<u64>,
+    pub algorithm: Algorithm,
+    /// Lowercase hex.
+    pub digest: String,
+    pub origin: Origin,
+}
+
+/// Where an expected digest comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Shipped with the program (the published lists).
+    Published,
+    /// The mirror's `MD5SUMS` (Prophet files).
+    MirrorList,
+}
+
+impl Origin {
+    /// The digest as messages name it.
+    fn describe(self, hex: &str) -> String {
+        match self {
+            Origin::Published => format!("the published {hex}"),
+            Origin::MirrorList => format!("{hex} (the mirror's MD5SUMS)"),
+        }
+    }
+}
+
+impl Expected {
+    /// An md5 a list gives (Prophet files: no size known).
+    pub fn listed_md5(md5: &str) -> Expected {
+        Expected {
+            size: None,
+            algorithm: Algorithm::Md5,
+            digest: md5.to_ascii_lowercase(),
+            origin: Origin::MirrorList,
+        }
+    }
+}
+
+impl From<Published> for Expected {
+    fn from(published: Published) -> Expected {
+        let algorithm = match published.digest {
+            PublishedDigest::Sha256(_) => Algorithm::Sha256,
+            PublishedDigest::Md5(_) => Algorithm::Md5,
+        };
+        Expected {
+            size: published.size,
+            algorithm,
+            digest: published.digest.hex().to_string(),
+            origin: Origin::Published,
+        }
+    }
+}
+
 /// One file to fetch: where from, where to, what it must be.
 pub struct Transfer<'a> {
     pub client: &'a Client,
     pub url: Url,
     pub dir: &'a Path,
+    /// The file's path below `dir` (a name, or `4men/0pawns/KBNK.egtb.bz`).
     pub file: &'a str,
-    pub published: Published,
+    pub expected: &'a Expected,
     /// Counts bytes received; retracted when bytes are thrown away.
     pub progress: &'a dyn Progress,
 }
@@ -134,17 +227,17 @@ impl Transfer<'_> {
                 self.discard_part()?;
             }
             received += self.download().await?;
-            let published = self.published.digest;
             match self.digest_of_part().await? {
-                digest if digest == published.hex() => {
+                digest if digest == self.expected.digest => {
                     self.publish().await?;
                     return Ok(Done::Fetched(received));
                 }
                 digest => {
                     tracing::warn!(
-                        "{}: {} differs from the published one; fetching it again from scratch",
+                        "{}: {} differs from {}; fetching it again from scratch",
                         self.file,
-                        published.algorithm()
+                        self.expected.algorithm.name(),
+                        self.expected.origin.describe(&self.expected.digest)
                     );
                     last_digest = digest;
                 }
@@ -153,9 +246,10 @@ impl Transfer<'_> {
         self.discard_part()?;
         Err(TransferError::Digest {
             file: self.file.to_string(),
-            algorithm: self.published.digest.algorithm(),
+            algorithm: self.expected.algorithm.name(),
             got: last_digest,
-            published: self.published.digest.hex(),
+            expected: self.expected.digest.clone(),
+            origin: self.expected.origin,
         })
     }
 
@@ -167,12 +261,12 @@ impl Transfer<'_> {
         let Ok(meta) = fs::metadata(&target) else {
             return false;
         };
-        if self.published.size.is_some_and(|size| size != meta.len()) {
+        if self.expected.size.is_some_and(|size| size != meta.len()) {
             return false;
         }
-        let published = self.published.digest;
-        let digest = tokio::task::spawn_blocking(move || published.of_file(&target, |_| {})).await;
-        matches!(digest, Ok(Ok(d)) if d == published.hex())
+        let algorithm = self.expected.algorithm;
+        let digest = tokio::task::spawn_blocking(move || algorithm.of_file(&target)).await;
+        matches!(digest, Ok(Ok(d)) if d == self.expected.digest)
     }
 
     /// Brings `.part` to the file's size, resuming where it stops: the
@@ -181,8 +275,8 @@ impl Transfer<'_> {
     async fn download(&self) -> Result<u64, TransferError> {
         let part = self.part();
         let mut size = Size {
-            bytes: self.published.size,
-            published: self.published.size.is_some(),
+            bytes: self.expected.size,
+            published: self.expected.size.is_some(),
         };
         let mut received = 0;
         let mut failures = 0;
@@ -328,6 +422,9 @@ impl Transfer<'_> {
     ) -> Result<(), Attempt> {
         let part = self.part();
         let fatal = |e| Attempt::Fatal(self.io(&part)(e));
+        if let Some(parent) = part.parent() {
+            tokio::fs::create_dir_all(parent).await.map_err(fatal)?;
+        }
         let mut out = tokio::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -383,24 +480,26 @@ impl Transfer<'_> {
         fs::remove_file(&part).map_err(self.io(&part))
     }
 
-    /// fsync, then the digest of the complete `.part` by the published
+    /// fsync, then the digest of the complete `.part` by the expected
     /// digest's algorithm.
     async fn digest_of_part(&self) -> Result<String, TransferError> {
         let part = self.part();
         let path = part.clone();
-        let published = self.published.digest;
+        let algorithm = self.expected.algorithm;
         let result = tokio::task::spawn_blocking(move || {
             File::open(&path)?.sync_all()?;
-            published.of_file(&path, |_| {})
+            algorithm.of_file(&path)
         })
         .await
         .unwrap_or_else(|join| Err(io::Error::other(join)));
         result.map_err(self.io(&part))
     }
 
-    /// Renames the verified `.part` to the real name and makes the rename durable.
+    /// Renames the verified `.part` to the real name and makes the rename
+    /// durable (fsync of the directory the file is in).
     async fn publish(&self) -> Result<(), TransferError> {
-        let (part, target, dir) = (self.part(), self.target(), self.dir.to_path_buf());
+        let (part, target) = (self.part(), self.target());
+        let dir = target.parent().unwrap_or(self.dir).to_path_buf();
         let result = tokio::task::spawn_blocking(move || {
             fs::rename(&part, &target)?;
             File::open(&dir)?.sync_all()
@@ -456,9 +555,15 @@ fn content_range(headers: &header::HeaderMap) -> Option<(u64, Option<u64>)> {
     Some((start.trim().parse().ok()?, total))
 }
 
-/// The suffix of a file name (`rtbw`), as messages name the files to look for.
-fn suffix(file: &str) -> &str {
-    file.rsplit_once('.').map_or(file, |(_, ext)| ext)
+/// What to do about a file the mirror answers 404 for.
+fn not_found_hint(file: &str) -> String {
+    if prophet_format::is_table_name(&file_name(Path::new(file))) {
+        return "the mirror's MD5SUMS lists it, so the mirror is incomplete; repeat --from with another mirror of the same layout that has it, or use another mirror".to_string();
+    }
+    let suffix = file.rsplit_once('.').map_or(file, |(_, ext)| ext);
+    format!(
+        "check that --from is the directory holding the mirror's .{suffix} files (repeat --from where WDL and DTZ, or antichess tables with and without pawns, are kept apart), or use another mirror"
+    )
 }
 
 #[cfg(test)]

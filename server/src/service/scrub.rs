@@ -1,5 +1,8 @@
 //! `serve --scrub`: check every table against its published digest in the
-//! background, at a bounded rate, yielding to requests.
+//! background, at a bounded rate, yielding to requests. Prophet DTM files
+//! (`*.egtb.bz`, also in subdirectories) are checked by their own checksum
+//! field and, where an `MD5SUMS` beside them lists them, their md5
+//! (`catalog::prophet`), in the same read.
 //!
 //! A periodic full check that stops whenever the server is busy never
 //! finishes on a busy server. So the scrub never stops: it reads at the
@@ -19,7 +22,10 @@ use std::{
 };
 
 use crate::{
-    catalog::whole_file::{self as published, PublishedDigest},
+    catalog::{
+        prophet::{self, Listed},
+        whole_file::{self as published, PublishedDigest},
+    },
     exposition::{Exposition, Kind},
     store::{
         format::{file_name, table_files},
@@ -99,7 +105,7 @@ impl ScrubState {
         let name = "zugzwang_scrub_damaged";
         out.family(
             name,
-            "Tables whose digest (sha256, md5 for atomic and antichess) differs from the published one.",
+            "Tables whose digest (sha256, md5 for atomic and antichess) differs from the published one, or Prophet DTM files failing their checksum field or listed md5.",
             Kind::Gauge,
         );
         for (table, reason) in self.damaged() {
@@ -168,34 +174,50 @@ impl<'a> Throttle<'a> {
 }
 
 /// Runs one pass over the table files of `dirs`, of any variant: each
-/// file with a published digest (sha256, or md5 for atomic and antichess).
+/// file with a published digest (sha256, or md5 for atomic and antichess),
+/// and each Prophet DTM file (its checksum field, its md5 where listed).
 /// `reads` are the counters of the store serving the same tables: their
 /// pace says when requests are busy, and a damaged table becomes suspect
 /// there.
 pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState, reads: &ReadMetrics) {
     let mut failures = Vec::new();
-    let files: Vec<PathBuf> = table_files(dirs, &mut failures)
+    let mut files: Vec<(PathBuf, Option<Option<Listed>>)> = table_files(dirs, &mut failures)
         .into_iter()
         .filter(|p| PublishedDigest::of(&file_name(p)).is_some())
+        .map(|p| (p, None))
         .collect();
+    let dtm = prophet::find(dirs);
+    files.extend(dtm.files.into_iter().map(|(p, listed)| (p, Some(listed))));
+    // A directory that cannot be listed is named once.
+    for failure in dtm.failures {
+        if !failures.contains(&failure) {
+            failures.push(failure);
+        }
+    }
     let sizes: Vec<u64> = files
         .iter()
-        .map(|f| f.metadata().map_or(0, |m| m.len()))
+        .map(|(f, _)| f.metadata().map_or(0, |m| m.len()))
         .collect();
     state.files_total.store(files.len() as u64, Relaxed);
     state.bytes_total.store(sizes.iter().sum(), Relaxed);
     state.files_checked.store(0, Relaxed);
     state.bytes_checked.store(0, Relaxed);
     let mut throttle = Throttle::new(mb_per_sec, reads);
-    for path in &files {
+    for (path, dtm) in &files {
         let table = file_name(path);
-        let result = published::check_file(path, |n| {
+        let pace = |n: usize| {
             state.bytes_checked.fetch_add(n as u64, Relaxed);
             throttle.pace(n, state);
-        });
+        };
+        let result = match dtm {
+            None => published::check_file(path, pace).map_err(|err| err.to_string()),
+            Some(listed) => {
+                prophet::check_file(path, listed.as_ref(), pace).map_err(|err| err.to_string())
+            }
+        };
         let mut damaged = state.damaged.lock().unwrap_or_else(|p| p.into_inner());
         damaged.retain(|(t, _)| *t != table);
-        if let Err(problem) = result.map_err(|err| err.to_string()) {
+        if let Err(problem) = result {
             tracing::error!("scrub: {table}: {problem}");
             reads.record_scrub_finding(&table);
             damaged.push((table, problem));

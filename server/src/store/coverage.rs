@@ -12,7 +12,8 @@ use std::{
 };
 
 use super::{
-    format::is_table_name,
+    format::{file_name, is_table_name},
+    prophet::format as prophet_format,
     tier::{TieredFilesystem, manifest::manifest_path},
 };
 
@@ -52,24 +53,40 @@ impl fmt::Display for MissingChecksums {
 
 /// Table files in `dir` whose checksums no manifest records.
 fn survey_dir(fs: &TieredFilesystem, dir: &Path) -> Uncovered {
-    let mut tables: Vec<String> = std::fs::read_dir(dir)
+    // Syzygy tables lie in the directory itself; Prophet DTM files also in
+    // its subdirectories, their checksums beside them.
+    let mut tables: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
         .filter(|name| is_table_name(name))
+        .map(|name| (name, dir.to_path_buf()))
         .collect();
+    let mut unlisted = Vec::new();
+    tables.extend(
+        prophet_format::table_files(&[dir.to_path_buf()], &mut unlisted)
+            .into_iter()
+            .map(|path| {
+                let parent = path.parent().unwrap_or(dir).to_path_buf();
+                (file_name(&path), parent)
+            }),
+    );
     tables.sort();
-    let checksum_dirs = fs.checksum_dirs(dir);
-    let recorded = |table: &str| {
+    let recorded = |(table, parent): &(String, PathBuf)| {
         fs.checks_blocks()
-            && checksum_dirs
+            && fs
+                .checksum_dirs(parent)
                 .iter()
                 .any(|d| manifest_path(d, table).is_file())
     };
     Uncovered {
         dir: dir.to_path_buf(),
         tables: tables.len(),
-        unchecked: tables.into_iter().filter(|t| !recorded(t)).collect(),
+        unchecked: tables
+            .into_iter()
+            .filter(|t| !recorded(t))
+            .map(|(table, _)| table)
+            .collect(),
     }
 }
 

@@ -32,6 +32,9 @@ pub enum TableKind {
     Wdl,
     /// Distance to zeroing (`.?tbz`).
     Dtz,
+    /// Depth to mate, a Prophet table (`.egtb.bz`, laid out by
+    /// `store::prophet::format::layout`).
+    Dtm,
 }
 
 impl TableKind {
@@ -39,6 +42,7 @@ impl TableKind {
         match self {
             TableKind::Wdl => "WDL",
             TableKind::Dtz => "DTZ",
+            TableKind::Dtm => "DTM",
         }
     }
 }

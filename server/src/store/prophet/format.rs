@@ -19,9 +19,14 @@ use std::{
     },
 };
 
-use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
+use shakmaty_syzygy::filesystem::{Filesystem, OsFilesystem, RandomAccessFile, ReadHint};
 
-use super::{ProphetError, block_cache::BlockCache};
+use super::{
+    ProphetError,
+    block_cache::BlockCache,
+    index::{Layout, Material},
+};
+use crate::store::format::{TableKind, TableLayout, file_name};
 
 const HEADER_BYTES: u64 = 24;
 
@@ -92,49 +97,27 @@ impl TableFile {
         let mut header = [0u8; HEADER_BYTES as usize];
         file.read_exact_at(&mut header, 0, ReadHint::Header)
             .map_err(read_err)?;
-        let word = |i: usize| {
-            let mut bytes = [0u8; 8];
-            bytes.copy_from_slice(&header[i * 8..i * 8 + 8]);
-            u64::from_le_bytes(bytes)
-        };
-        let (checksum, num_positions, block_positions) = (word(0), word(1), word(2));
-        if num_positions != expected_positions {
-            return Err(corrupt(format!(
-                "the header says {num_positions} positions, the material has {expected_positions}"
-            )));
-        }
-        if block_positions == 0 || block_positions > MAX_BLOCK_POSITIONS {
-            return Err(corrupt(format!(
-                "the header says {block_positions} positions per block"
-            )));
-        }
-        let blocks = num_positions.div_ceil(block_positions);
-        let width: u64 = if block_positions > u64::from(u16::MAX) {
-            4
-        } else {
-            2
-        };
-        let list_bytes = blocks * width;
+        let parsed = Header::parse(&header, expected_positions).map_err(corrupt)?;
+        let Header {
+            checksum,
+            num_positions,
+            block_positions,
+            ..
+        } = parsed;
+        let list_bytes = parsed.list_bytes();
         if HEADER_BYTES + list_bytes > size {
             return Err(corrupt(format!(
-                "{size} bytes, too short for its list of {blocks} block sizes"
+                "{size} bytes, too short for its list of {} block sizes",
+                parsed.blocks
             )));
         }
         let mut list = vec![0u8; list_bytes as usize];
         file.read_exact_at(&mut list, HEADER_BYTES, ReadHint::BlockLengths)
             .map_err(read_err)?;
-        let mut offsets = Vec::with_capacity(blocks as usize + 1);
+        let mut offsets = Vec::with_capacity(parsed.blocks as usize + 1);
         let mut offset = HEADER_BYTES + list_bytes;
         offsets.push(offset);
-        for entry in list.chunks_exact(width as usize) {
-            let length = match *entry {
-                [a, b] => u64::from(u16::from_le_bytes([a, b])),
-                [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
-                _ => 0,
-            };
-            if length == 0 {
-                return Err(corrupt("a block of length 0 in the block list".to_owned()));
-            }
+        for length in parsed.block_lengths(&list).map_err(corrupt)? {
             offset += length;
             offsets.push(offset);
         }
@@ -160,9 +143,20 @@ impl TableFile {
         &self.path
     }
 
-    /// The file's length in bytes (header, block list and blocks).
-    pub fn size(&self) -> u64 {
+    /// Where the first block begins: the header and the block list before
+    /// it are what the fast tier keeps (`tier build`).
+    pub fn prefix_len(&self) -> u64 {
+        self.offsets.first().copied().unwrap_or(HEADER_BYTES)
+    }
+
+    /// The file's length (checked at open to be exactly header, list and blocks).
+    pub fn file_size(&self) -> u64 {
         self.offsets.last().copied().unwrap_or(HEADER_BYTES)
+    }
+
+    /// Number of blocks.
+    pub fn blocks(&self) -> u64 {
+        self.offsets.len().saturating_sub(1) as u64
     }
 
     /// The stored 16-bit value at `index`: from its block in `cache`, or
@@ -233,21 +227,8 @@ impl TableFile {
         let positions = self
             .block_positions
             .min(self.num_positions - block * self.block_positions);
-        let expected = positions as usize * 2;
-        values.clear();
-        // One spare byte: a frame that decodes to more than the block's
-        // positions is then caught as a wrong length, not a short buffer.
-        values.resize(expected + 1, 0);
-        let written = decompressor
-            .decompress_to_buffer(&compressed, &mut values[..])
-            .map_err(|e| self.corrupt(format!("block {block} does not decompress: {e}")))?;
-        if written != expected {
-            return Err(self.corrupt(format!(
-                "block {block} decompresses to {written} bytes, not {expected}"
-            )));
-        }
-        values.truncate(expected);
-        Ok(())
+        decompress(decompressor, &compressed, positions, values)
+            .map_err(|what| self.corrupt(format!("block {block} {what}")))
     }
 
     /// Decompresses every block and compares the values' checksum with the
@@ -264,19 +245,9 @@ impl TableFile {
         let mut sum = 0u64;
         for block in 0..self.offsets.len().saturating_sub(1) as u64 {
             self.decompress_block(&mut decompressor, block, &mut values)?;
-            for (i, pair) in values.chunks_exact(2).enumerate() {
-                let index = block * self.block_positions + i as u64;
-                let value = i16::from_le_bytes([pair[0], pair[1]]);
-                sum ^= (index << 10) | u64::from(value.unsigned_abs());
-            }
+            sum ^= values_sum(block * self.block_positions, &values);
         }
-        if sum != self.checksum {
-            return Err(self.corrupt(format!(
-                "its values' checksum is {sum:#x}, the header says {:#x}",
-                self.checksum
-            )));
-        }
-        Ok(())
+        compare_sums(sum, self.checksum).map_err(|what| self.corrupt(what))
     }
 
     fn corrupt(&self, what: String) -> ProphetError {
@@ -284,5 +255,363 @@ impl TableFile {
             path: self.path.clone(),
             what,
         }
+    }
+}
+
+/// The suffix of a Prophet table file (`KBNK.egtb.bz`).
+pub const SUFFIX: &str = ".egtb.bz";
+
+/// The material of a Prophet table file name (`KBNK.egtb.bz`), if the name
+/// is one (the canonical spelling only, as the generator writes it).
+pub fn material_of_name(file: &str) -> Option<Material> {
+    Material::from_name(file.strip_suffix(SUFFIX)?)
+}
+
+/// Whether a file name is a Prophet table's.
+pub fn is_table_name(file: &str) -> bool {
+    material_of_name(file).is_some()
+}
+
+/// How deep below a table directory Prophet files are looked for: the
+/// generator's `Nmen/Mpawns/` layout is two levels (the reader, like
+/// Prophet's, goes one further).
+pub const SEARCH_DEPTH: u32 = 3;
+
+/// The Prophet table files in the directories and their subdirectories
+/// (down to [`SEARCH_DEPTH`] levels: the generator writes
+/// `4men/0pawns/KBNK.egtb.bz`, a flat directory works too), sorted by file
+/// name. Directories that cannot be listed are reported in `failures`
+/// (name, problem), as [`crate::store::format::table_files`] does; hidden
+/// directories (`.zugzwang`) are skipped.
+pub fn table_files(dirs: &[PathBuf], failures: &mut Vec<(String, String)>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        collect_files(dir, SEARCH_DEPTH, &mut files, failures);
+    }
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()).then(a.cmp(b)));
+    files
+}
+
+fn collect_files(
+    dir: &Path,
+    depth: u32,
+    files: &mut Vec<PathBuf>,
+    failures: &mut Vec<(String, String)>,
+) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) => {
+            failures.push((
+                dir.display().to_string(),
+                format!("cannot list the directory: {err}"),
+            ));
+            return;
+        }
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let kind = if kind.is_symlink() {
+            match std::fs::metadata(&path) {
+                Ok(meta) => meta.file_type(),
+                Err(_) => continue,
+            }
+        } else {
+            kind
+        };
+        if kind.is_file() && is_table_name(name) {
+            files.push(path);
+        } else if kind.is_dir() && depth > 0 && !name.starts_with('.') {
+            collect_files(&path, depth - 1, files, failures);
+        }
+    }
+}
+
+/// Where the parts of a Prophet file lie, for the fast tier: the header
+/// and the block list are the prefix, the blocks the data (checked as
+/// [`TableFile::open`] checks them: the header against the material the
+/// name says, the length against header, list and blocks).
+pub fn layout(path: &Path) -> Result<TableLayout, ProphetError> {
+    let name = file_name(path);
+    let material = material_of_name(&name).ok_or_else(|| ProphetError::Corrupt {
+        path: path.to_owned(),
+        what: "not a Prophet table name (expected e.g. KBNK.egtb.bz)".to_owned(),
+    })?;
+    let positions = Layout::new(material).num_positions();
+    let table = TableFile::open(&OsFilesystem::new(), path, positions)?;
+    let prefix_len = table.prefix_len();
+    Ok(TableLayout {
+        kind: TableKind::Dtm,
+        file_size: table.file_size(),
+        header_bytes: HEADER_BYTES,
+        sparse_index_bytes: 0,
+        block_length_bytes: prefix_len - HEADER_BYTES,
+        prefix_len,
+        subtables: Vec::new(),
+    })
+}
+
+/// A file's header, checked against what its material implies.
+struct Header {
+    checksum: u64,
+    num_positions: u64,
+    block_positions: u64,
+    blocks: u64,
+    /// Bytes per entry of the block list: 2, or 4 for blocks of more than
+    /// 65535 positions.
+    width: u64,
+}
+
+impl Header {
+    fn parse(
+        bytes: &[u8; HEADER_BYTES as usize],
+        expected_positions: u64,
+    ) -> Result<Header, String> {
+        let word = |i: usize| {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
+            u64::from_le_bytes(word)
+        };
+        let (checksum, num_positions, block_positions) = (word(0), word(1), word(2));
+        if num_positions != expected_positions {
+            return Err(format!(
+                "the header says {num_positions} positions, the material has {expected_positions}"
+            ));
+        }
+        if block_positions == 0 || block_positions > MAX_BLOCK_POSITIONS {
+            return Err(format!(
+                "the header says {block_positions} positions per block"
+            ));
+        }
+        Ok(Header {
+            checksum,
+            num_positions,
+            block_positions,
+            blocks: num_positions.div_ceil(block_positions),
+            width: if block_positions > u64::from(u16::MAX) {
+                4
+            } else {
+                2
+            },
+        })
+    }
+
+    fn list_bytes(&self) -> u64 {
+        self.blocks * self.width
+    }
+
+    /// The compressed length of every block, from the block list.
+    fn block_lengths(&self, list: &[u8]) -> Result<Vec<u64>, String> {
+        list.chunks_exact(self.width as usize)
+            .map(|entry| match *entry {
+                [a, b] => u64::from(u16::from_le_bytes([a, b])),
+                [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+                _ => 0,
+            })
+            .map(|length| match length {
+                0 => Err("a block of length 0 in the block list".to_owned()),
+                length => Ok(length),
+            })
+            .collect()
+    }
+
+    /// Positions in block `block` (the last one may be shorter).
+    fn positions_in(&self, block: u64) -> u64 {
+        self.block_positions
+            .min(self.num_positions - block * self.block_positions)
+    }
+}
+
+/// Decompresses one block of `positions` values into `values`, which must
+/// come out exactly that long; the error says what is wrong with the block.
+fn decompress(
+    decompressor: &mut zstd::bulk::Decompressor<'static>,
+    compressed: &[u8],
+    positions: u64,
+    values: &mut Vec<u8>,
+) -> Result<(), String> {
+    let expected = positions as usize * 2;
+    values.clear();
+    // One spare byte: a frame that decodes to more than the block's
+    // positions is then caught as a wrong length, not a short buffer.
+    values.resize(expected + 1, 0);
+    let written = decompressor
+        .decompress_to_buffer(compressed, &mut values[..])
+        .map_err(|e| format!("does not decompress: {e}"))?;
+    if written != expected {
+        return Err(format!("decompresses to {written} bytes, not {expected}"));
+    }
+    values.truncate(expected);
+    Ok(())
+}
+
+/// Prophet's checksum of one block's values, the first at index `first`:
+/// the XOR of `index << 10 | |value|`.
+fn values_sum(first: u64, values: &[u8]) -> u64 {
+    values
+        .chunks_exact(2)
+        .enumerate()
+        .fold(0, |sum, (i, pair)| {
+            let value = i16::from_le_bytes([pair[0], pair[1]]);
+            sum ^ (((first + i as u64) << 10) | u64::from(value.unsigned_abs()))
+        })
+}
+
+fn compare_sums(sum: u64, header: u64) -> Result<(), String> {
+    if sum == header {
+        Ok(())
+    } else {
+        Err(format!(
+            "its values' checksum is {sum:#x}, the header says {header:#x}"
+        ))
+    }
+}
+
+/// Prophet's own check of a file (the header's checksum over all values,
+/// the block list, the length), made on its bytes as they are read once,
+/// start to end, beside other digests: `tier build`, `verify` and the scrub
+/// read each file once for everything. Feed every byte in order with
+/// [`StreamCheck::feed`], then call [`StreamCheck::finish`].
+pub struct StreamCheck {
+    path: PathBuf,
+    expected_positions: u64,
+    header: Option<Header>,
+    lengths: Vec<u64>,
+    /// The next block to complete (once the list is read).
+    block: u64,
+    /// Bytes of the part being read (header, list or a block).
+    pending: Vec<u8>,
+    decompressor: Option<zstd::bulk::Decompressor<'static>>,
+    values: Vec<u8>,
+    sum: u64,
+    /// Bytes fed so far.
+    read: u64,
+    /// The first problem found; the rest of the file is then ignored.
+    failed: Option<String>,
+}
+
+impl StreamCheck {
+    /// A check of the file at `path` (its name says its material).
+    pub fn new(path: &Path) -> Result<StreamCheck, ProphetError> {
+        let material = material_of_name(&file_name(path)).ok_or_else(|| ProphetError::Corrupt {
+            path: path.to_owned(),
+            what: "not a Prophet table name (expected e.g. KBNK.egtb.bz)".to_owned(),
+        })?;
+        Ok(StreamCheck {
+            path: path.to_owned(),
+            expected_positions: Layout::new(material).num_positions(),
+            header: None,
+            lengths: Vec::new(),
+            block: 0,
+            pending: Vec::new(),
+            decompressor: None,
+            values: Vec::new(),
+            sum: 0,
+            read: 0,
+            failed: None,
+        })
+    }
+
+    /// The bytes the part being read still needs (0 once the file is complete).
+    fn wanted(&self) -> u64 {
+        match &self.header {
+            None => HEADER_BYTES,
+            Some(header) if self.lengths.is_empty() => header.list_bytes(),
+            Some(_) => self.lengths.get(self.block as usize).copied().unwrap_or(0),
+        }
+    }
+
+    /// The next bytes of the file.
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        self.read += bytes.len() as u64;
+        while !bytes.is_empty() && self.failed.is_none() {
+            let wanted = self.wanted();
+            if wanted == 0 {
+                self.failed = Some(format!(
+                    "its header and block list describe {} bytes, but there are more \
+                     (appended to)",
+                    self.described()
+                ));
+                return;
+            }
+            let take = ((wanted - self.pending.len() as u64) as usize).min(bytes.len());
+            self.pending.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.pending.len() as u64 == wanted {
+                if let Err(what) = self.complete_part() {
+                    self.failed = Some(what);
+                }
+                self.pending.clear();
+            }
+        }
+    }
+
+    /// Bytes the header and the block list describe (so far).
+    fn described(&self) -> u64 {
+        HEADER_BYTES
+            + self.header.as_ref().map_or(0, Header::list_bytes)
+            + self.lengths.iter().sum::<u64>()
+    }
+
+    fn complete_part(&mut self) -> Result<(), String> {
+        let Some(header) = &self.header else {
+            let mut bytes = [0u8; HEADER_BYTES as usize];
+            bytes.copy_from_slice(&self.pending);
+            self.header = Some(Header::parse(&bytes, self.expected_positions)?);
+            return Ok(());
+        };
+        if self.lengths.is_empty() {
+            self.lengths = header.block_lengths(&self.pending)?;
+            return Ok(());
+        }
+        if self.decompressor.is_none() {
+            self.decompressor = Some(
+                zstd::bulk::Decompressor::new()
+                    .map_err(|e| format!("cannot start decompressing: {e}"))?,
+            );
+        }
+        let Some(decompressor) = self.decompressor.as_mut() else {
+            return Err("no decompression context".to_owned());
+        };
+        let block = self.block;
+        decompress(
+            decompressor,
+            &self.pending,
+            header.positions_in(block),
+            &mut self.values,
+        )
+        .map_err(|what| format!("block {block} {what}"))?;
+        self.sum ^= values_sum(block * header.block_positions, &self.values);
+        self.block += 1;
+        Ok(())
+    }
+
+    /// Whether the file was complete and its values' checksum is the
+    /// header's; the error names the file and what is wrong.
+    pub fn finish(self) -> Result<(), ProphetError> {
+        let corrupt = |what: String| ProphetError::Corrupt {
+            path: self.path.clone(),
+            what,
+        };
+        if let Some(what) = self.failed.clone() {
+            return Err(corrupt(what));
+        }
+        let read = self.read;
+        let Some(header) = &self.header else {
+            return Err(corrupt(format!(
+                "{read} bytes, shorter than the 24-byte header"
+            )));
+        };
+        if self.lengths.is_empty() || self.block < header.blocks {
+            return Err(corrupt(format!(
+                "{read} bytes, but its header and block list describe more (truncated)"
+            )));
+        }
+        compare_sums(self.sum, header.checksum).map_err(corrupt)
     }
 }

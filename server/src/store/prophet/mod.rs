@@ -293,7 +293,7 @@ impl ProphetTables {
             .values()
             .map(|table| {
                 let name = table.file.path().file_name().unwrap_or_default();
-                (name.to_string_lossy().into_owned(), table.file.size())
+                (name.to_string_lossy().into_owned(), table.file.file_size())
             })
             .collect();
         files.sort();
@@ -379,7 +379,8 @@ impl Table {
             path: self.file.path().to_owned(),
             what,
         };
-        if verification == Verification::OnFirstUse && self.file.size() <= FIRST_USE_CHECK_MAX_BYTES
+        if verification == Verification::OnFirstUse
+            && self.file.file_size() <= FIRST_USE_CHECK_MAX_BYTES
         {
             self.check_once()?;
         }
