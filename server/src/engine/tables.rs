@@ -279,9 +279,6 @@ impl Tables {
         let VariantPosition::Chess(chess) = pos else {
             return Ok(None);
         };
-        if self.dtm.is_empty() {
-            return Ok(None);
-        }
         guarded(Variant::Standard, pos, || self.dtm.probe(chess))?
             .map_err(EngineError::from_prophet)
     }
