@@ -328,6 +328,10 @@ pub struct InstalledTables {
     pub tables: Vec<String>,
     /// Per piece count, how many of the published tables are installed.
     pub pieces: Vec<PieceCoverage>,
+    /// Materials with a depth-to-mate table, named as `tables` (`KBNvK`),
+    /// sorted; standard chess only.
+    #[serde(default)]
+    pub dtm: Vec<String>,
 }
 
 /// How many of one piece count's published tables are installed.

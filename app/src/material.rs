@@ -29,14 +29,18 @@ pub fn with_first(board: &Board, first: Color) -> String {
 /// stronger side first (more pieces, then more of each role from king to
 /// pawn; White on a tie), e.g. `KRPvKR`.
 pub fn table_name(board: &Board) -> String {
-    let white = side(board, Color::White);
-    let black = side(board, Color::Black);
-    let (first, second) = if strength(&white) >= strength(&black) {
-        (white, black)
+    table_name_of_sides(&side(board, Color::White), &side(board, Color::Black))
+}
+
+/// The Syzygy table name of two sides' pieces (`"KBN"`, `"K"`), the
+/// stronger first, the first given on a tie: how other tables' materials
+/// (Prophet's DTM files) are named alike.
+pub fn table_name_of_sides(a: &str, b: &str) -> String {
+    if strength(a) >= strength(b) {
+        format!("{a}v{b}")
     } else {
-        (black, white)
-    };
-    format!("{first}v{second}")
+        format!("{b}v{a}")
+    }
 }
 
 /// The order the generator uses to put the stronger side first.

@@ -132,6 +132,7 @@ mod tests {
         InstalledTables {
             tables,
             pieces: Vec::new(),
+            dtm: Vec::new(),
         }
     }
 

@@ -284,10 +284,15 @@ async fn installed_tables_are_listed_per_variant() {
     let (status, standard) = tables("/tables").await;
     assert_eq!(status, 200);
     assert_eq!(standard["tables"].as_array().map(Vec::len), Some(35));
+    // The embedded DTM tables: every 2- to 4-piece material, by Syzygy name.
+    let dtm = standard["dtm"].as_array().expect("dtm list");
+    assert!(dtm.contains(&"KBNvK".into()) && dtm.contains(&"KvK".into()), "{standard}");
+    assert_eq!(dtm.len(), 36, "{standard}");
     let (_, atomic) = tables("/tables?variant=atomic").await;
     let atomic_names = atomic["tables"].as_array().expect("list");
     assert_eq!(atomic_names.len(), 35, "{atomic}");
     assert_eq!(atomic["pieces"][0]["pieces"], 3, "{atomic}");
+    assert_eq!(atomic["dtm"], serde_json::json!([]), "{atomic}");
     let (_, antichess) = tables("/tables?variant=antichess").await;
     let two = &antichess["pieces"][0];
     assert_eq!(

@@ -316,9 +316,9 @@ impl Engine {
         self.pool.tables().dtm.block_cache()
     }
 
-    /// Names of the DTM tables loaded (Prophet's, e.g. `KBNK`), sorted.
-    pub fn dtm_tables(&self) -> Vec<String> {
-        self.pool.tables().dtm.names()
+    /// Materials the DTM tables answer (`KBNvK`), sorted.
+    pub fn dtm_materials(&self) -> Vec<String> {
+        self.pool.tables().dtm.materials()
     }
 
     /// How requests met the response cache, and what it holds.

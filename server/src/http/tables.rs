@@ -80,5 +80,13 @@ fn installed_tables(engine: &Arc<Engine>, variant: Variant) -> InstalledTables {
             }
         })
         .collect();
-    InstalledTables { tables, pieces }
+    let dtm = match variant {
+        Variant::Standard => engine.dtm_materials(),
+        _ => Vec::new(),
+    };
+    InstalledTables {
+        tables,
+        pieces,
+        dtm,
+    }
 }

@@ -18,6 +18,7 @@ use crate::{
     source::UNREACHABLE,
     tables::unknown_reason,
     text::capitalized,
+    variant::Variant,
 };
 
 /// Why there is no verdict, when the answer did not come.
@@ -80,6 +81,7 @@ pub fn status_line(
         .map(|d| format!(" · DTZ {}", d.abs()))
         .unwrap_or_default();
     let mate = mate::verdict(answer.pos.dtm, &side, &other)
+        .or_else(|| missing_dtm(pos, answer, installed))
         .map(|words| format!(" · {words}"))
         .unwrap_or_default();
     let dtz = format!("{mate}{dtz}");
@@ -98,6 +100,23 @@ pub fn status_line(
         Label::Unknown => not_in_tables(pos, installed),
     };
     (text, Outcome::of(answer.pos.category).class())
+}
+
+/// Why a won or lost standard position has no mate in N: its DTM table is
+/// not installed (castling rights are never in DTM tables; say nothing).
+fn missing_dtm(
+    pos: &Game,
+    answer: &TablebaseAnswer,
+    installed: Option<&InstalledTables>,
+) -> Option<String> {
+    let decisive = answer.pos.category.is_win() || answer.pos.category.flip().is_win();
+    if !decisive || pos.variant() != Variant::Standard || pos.castles().any() {
+        return None;
+    }
+    let name = crate::material::table_name(pos.board());
+    let installed = installed?;
+    (installed.dtm.binary_search(&name).is_err())
+        .then(|| format!("mate in N unknown: no {name} DTM table"))
 }
 
 /// An unknown position's verdict: which table it needs, when the page knows.
@@ -162,6 +181,12 @@ mod tests {
         assert_eq!(
             status_line(&start, Ok(&kbnk), None).0,
             "White to move wins · White mates in 33 · DTZ 64"
+        );
+        // A win without DTM says which DTM table is missing.
+        kbnk.pos.dtm = None;
+        assert_eq!(
+            status_line(&start, Ok(&kbnk), Some(&installed)).0,
+            "White to move wins · mate in N unknown: no KBNvK DTM table · DTZ 64"
         );
         let down = NoAnswer::from_message("the server did not answer: TypeError".to_string());
         assert_eq!(status_line(&five, Err(&down), None).1, "error");

@@ -76,6 +76,15 @@ impl Material {
         (material.name() == name).then_some(material)
     }
 
+    /// The material as Syzygy names it (`KBNK` → `KBNvK`, stronger side
+    /// first), whichever side is to move.
+    pub fn syzygy_name(&self) -> String {
+        let name = self.name();
+        let split = name[1..].find('K').map_or(name.len(), |i| i + 1);
+        let (stm, sntm) = name.split_at(split);
+        app::material::table_name_of_sides(stm, sntm)
+    }
+
     /// The table's name, e.g. `KBNK`.
     pub fn name(&self) -> String {
         let mut name = String::new();
@@ -487,6 +496,15 @@ mod tests {
     fn king_pairs_have_prophets_counts() {
         assert_eq!(pawnless_kings().pairs.len(), 462);
         assert_eq!(pawn_kings().pairs.len(), 1806);
+    }
+
+    #[test]
+    fn syzygy_names_put_the_stronger_side_first() {
+        let name = |n: &str| Material::from_name(n).expect("a table name").syzygy_name();
+        assert_eq!(name("KBNK"), "KBNvK");
+        assert_eq!(name("KKBN"), "KBNvK");
+        assert_eq!(name("KPKR"), "KRvKP");
+        assert_eq!(name("KK"), "KvK");
     }
 
     #[test]

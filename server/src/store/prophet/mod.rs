@@ -300,6 +300,15 @@ impl ProphetTables {
         files
     }
 
+    /// The materials the tables answer, named as Syzygy names them
+    /// (`KBNvK`: either side's file answers both), sorted.
+    pub fn materials(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.tables.keys().map(Material::syzygy_name).collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Checks every table's checksum now (reads everything).
     pub fn verify_all(&self) -> Result<(), ProphetError> {
         let mut tables: Vec<&Table> = self.tables.values().collect();
