@@ -14,7 +14,7 @@ import { chromium } from '@playwright/test';
 
 const [rounds, ...specs] = process.argv.slice(2);
 const builds = specs.map((s) => ({ label: s.split('=')[0], url: s.slice(s.indexOf('=') + 1) }));
-const fen = process.env.FEN ?? '8/8/8/8/8/2k5/1q6/K7_b_-_-_0_1';
+const fen = process.env.FEN ?? '4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1';
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],

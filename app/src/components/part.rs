@@ -182,11 +182,18 @@ where
         slot.stage.set(Stage::Waiting);
         slot.fill(load, replay);
     };
-    Effect::new(move |_| request_idle_callback(start));
+    // The first load, on a hint that the part is wanted; after a failure
+    // only a click (Retry, or the part's own buttons) tries again.
+    let begin = move || {
+        if !started.get_value() {
+            start();
+        }
+    };
+    Effect::new(move |_| request_idle_callback(begin));
     if let Some(when) = load_when {
         Effect::new(move |_| {
             if when.get() {
-                start();
+                begin();
             }
         });
     }
@@ -204,7 +211,7 @@ where
         _ => Either::Right(view! { <div class="part-server" inner_html=html.clone()></div> }),
     };
     view! {
-        <div class="part" node_ref=node on:click=on_click on:pointerover=move |_| start() on:focusin=move |_| start()>
+        <div class="part" node_ref=node on:click=on_click on:pointerover=move |_| begin() on:focusin=move |_| begin()>
             {body}
             {move || (slot.stage.get() == Stage::Failed).then(|| not_loaded(what, start))}
         </div>
