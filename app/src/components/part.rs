@@ -206,9 +206,15 @@ where
         }
         start();
     };
-    let body = move || match slot.stage.get() {
-        Stage::Ready => Either::Left(slot.take()),
-        _ => Either::Right(view! { <div class="part-server" inner_html=html.clone()></div> }),
+    // Only readiness redraws the body: the server's markup stays untouched
+    // while the code is on its way or has failed to come.
+    let ready = Memo::new(move |_| slot.stage.get() == Stage::Ready);
+    let body = move || {
+        if ready.get() {
+            Either::Left(slot.take())
+        } else {
+            Either::Right(view! { <div class="part-server" inner_html=html.clone()></div> })
+        }
     };
     view! {
         <div class="part" node_ref=node on:click=on_click on:pointerover=move |_| begin() on:focusin=move |_| begin()>
