@@ -249,13 +249,14 @@ fn not_loaded(what: &'static str, retry: impl Fn() + Send + Sync + 'static) -> i
     }
 }
 
-/// Which of the part's buttons an event hit, counted in document order.
+/// Which of the server markup's buttons an event hit, counted in document
+/// order (a click on the failure line's Retry is none of them).
 fn button_index(node: NodeRef<html::Div>, ev: &leptos::ev::MouseEvent) -> Option<usize> {
     use leptos::wasm_bindgen::JsCast;
     let part = node.get_untracked()?;
     let target = ev.target()?.dyn_into::<web_sys::Element>().ok()?;
     let button = target.closest("button").ok()??;
-    let buttons = part.query_selector_all("button").ok()?;
+    let buttons = part.query_selector_all(".part-server button").ok()?;
     (0..buttons.length())
         .find(|&i| {
             buttons
