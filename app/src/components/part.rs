@@ -66,9 +66,10 @@ impl Slot {
         }
     }
 
-    /// Calls the split point and fills the slot, in the part's owner. A part
-    /// whose code is already here is made at once, in this turn, so opening
-    /// it again never flashes the loading state; otherwise it is awaited.
+    /// Calls the split point and fills the slot, in the part's owner; `then`
+    /// runs once the part is made (not after a failure). A part whose code
+    /// is already here is made at once, in this turn, so opening it again
+    /// never flashes the loading state; otherwise it is awaited.
     fn fill<F>(self, load: impl FnOnce() -> F, then: impl FnOnce() + 'static)
     where
         F: Future<Output = Loaded> + 'static,
@@ -78,13 +79,15 @@ impl Slot {
             let mut now = Context::from_waker(Waker::noop());
             match future.as_mut().poll(&mut now) {
                 Poll::Ready(loaded) => {
-                    self.settle(loaded);
-                    then();
+                    if self.settle(loaded) {
+                        then();
+                    }
                 }
                 Poll::Pending => spawn_local_scoped(async move {
                     let loaded: Loaded = future.await;
-                    self.settle(loaded);
-                    then();
+                    if self.settle(loaded) {
+                        then();
+                    }
                 }),
             }
         };
@@ -94,13 +97,18 @@ impl Slot {
         }
     }
 
-    fn settle(self, loaded: Loaded) {
+    /// Shows the part, or its failure; true when the part is made.
+    fn settle(self, loaded: Loaded) -> bool {
         match loaded {
             Ok(view) => {
                 self.view.set_value(Some(SendWrapper::new(view)));
                 self.stage.set(Stage::Ready);
+                true
             }
-            Err(PartNotLoaded) => self.stage.set(Stage::Failed),
+            Err(PartNotLoaded) => {
+                self.stage.set(Stage::Failed);
+                false
+            }
         }
     }
 
