@@ -70,19 +70,36 @@ pub fn stats(props: StatsProps) -> Loaded {
     Ok(Stats(props).into_any())
 }
 
-/// Fetches the parts not yet used, one after the other, when the browser
-/// is idle after hydration, so a first use does not wait for the network.
-/// The order is that of a first visit: a move (the played moves), then the
-/// editor, the mainline, a promotion. A failure here is left for the use
-/// itself to show.
+/// Fetches the parts not yet used, one after the other, each when the
+/// browser is next idle, so a first use does not wait for the network and
+/// the clicks of a visit that has just begun do not wait for the parts
+/// (each part's instantiation is then a short task of its own). The order
+/// is that of a first visit: a move (the played moves), then the editor,
+/// the mainline, the statistics, a promotion. A failure here is left for
+/// the use itself to show.
 pub fn prefetch() {
-    request_idle_callback(|| {
-        leptos::task::spawn_local(async {
-            let _: Result<(), _> = preload_played().await;
-            let _: Result<(), _> = preload_editor().await;
-            let _: Result<(), _> = preload_mainline().await;
-            let _: Result<(), _> = preload_stats().await;
-            let _: Result<(), _> = preload_promotion().await;
-        });
+    leptos::task::spawn_local(async {
+        idle().await;
+        let _: Result<(), _> = preload_played().await;
+        idle().await;
+        let _: Result<(), _> = preload_editor().await;
+        idle().await;
+        let _: Result<(), _> = preload_mainline().await;
+        idle().await;
+        let _: Result<(), _> = preload_stats().await;
+        idle().await;
+        let _: Result<(), _> = preload_promotion().await;
     });
+}
+
+/// Resolves when the browser is next idle (`requestIdleCallback`).
+async fn idle() {
+    let (sender, idle) = futures_channel::oneshot::channel::<()>();
+    let sender = std::sync::Mutex::new(Some(sender));
+    request_idle_callback(move || {
+        if let Some(sender) = sender.lock().ok().and_then(|mut s| s.take()) {
+            let _ = sender.send(());
+        }
+    });
+    let _ = idle.await;
 }
