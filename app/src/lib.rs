@@ -19,7 +19,7 @@ pub mod text;
 pub mod variant;
 
 use leptos::prelude::*;
-use leptos_meta::{Meta, MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{HashedStylesheet, Meta, MetaTags, Title, provide_meta_context};
 use leptos_router::{
     SsrMode, StaticSegment,
     components::{Route, Router, Routes},
@@ -37,6 +37,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <meta name="color-scheme" content="light dark"/>
                 <link rel="icon" type="image/png" href=favicon::data_url()/>
+                // The stylesheet's name carries its content hash (hash-files).
+                <HashedStylesheet options=options.clone() id="leptos"/>
                 <AutoReload options=options.clone()/>
                 <HydrationScripts options/>
                 <MetaTags/>
@@ -52,7 +54,6 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
-        <Stylesheet id="leptos" href="/pkg/zugzwang.css"/>
         <Title text="Zugzwang — Syzygy endgame explorer"/>
         <Meta name="description" content="Every legal move of a chess endgame with its result and DTZ, from Syzygy tablebases."/>
         // Controls that need the WASM (flip, editor, mainline) are hidden without JavaScript.

@@ -1,19 +1,97 @@
-import { test, expect } from '@playwright/test';
+import { test, expect, type APIRequestContext } from '@playwright/test';
 import { gzipSync } from 'node:zlib';
 
 // What ships: the end-to-end tests run against the release build, whose
-// WASM must stay small enough for a phone on a slow line.
+// first download must stay small enough for a phone on a slow line. The
+// rarely used parts of the page (editor, mainline, statistics, played
+// moves, promotion) are WASM files of their own (`cargo leptos --split`),
+// fetched on first use or when the browser is idle after hydration.
 
-const LIMIT_KIB = 400;
+// The first load's budget. Issue 25 aims at 260 KiB; splitting off the
+// parts a first visit does not need took the first load from 397 to 350
+// KiB, and the rest is the board, the move list, the verdict and what
+// hydration needs, mostly Leptos's own code (server/docs/benchmarks.md,
+// "The first load split (issue 25)"). This budget keeps it from growing
+// back, with room for the move list's next labels.
+const FIRST_LOAD_LIMIT_KIB = 360;
 
-test(`the WASM bundle is at most ${LIMIT_KIB} KiB gzipped`, async ({ request }) => {
-  const response = await request.get('/pkg/zugzwang.wasm');
-  expect(response.ok()).toBeTruthy();
+const kib = (n: number) => (n / 1024).toFixed(1);
+const gzipped = (body: Buffer) => gzipSync(body, { level: 9 }).length;
+
+async function size(request: APIRequestContext, url: string) {
+  const response = await request.get(url);
+  expect(response.ok(), url).toBeTruthy();
   const body = await response.body();
-  const gzipped = gzipSync(body, { level: 9 }).length;
-  const kib = (n: number) => (n / 1024).toFixed(1);
-  console.log(`WASM bundle: ${kib(body.length)} KiB, ${kib(gzipped)} KiB gzipped (limit ${LIMIT_KIB} KiB)`);
-  expect(gzipped, 'run the end-to-end tests on the release build: cargo leptos end-to-end --release').toBeLessThanOrEqual(
-    LIMIT_KIB * 1024,
+  return { bytes: body.length, gzipped: gzipped(body) };
+}
+
+test(`a first visit downloads at most ${FIRST_LOAD_LIMIT_KIB} KiB gzipped of WASM before the page answers`, async ({
+  page,
+  request,
+}) => {
+  // When the page turned interactive (hydrated): what was fetched before
+  // that is the first load; what comes after is the idle prefetch.
+  await page.addInitScript(() => {
+    const w = window as unknown as { hydratedAt?: number };
+    new MutationObserver((_, observer) => {
+      if (document.querySelector('[data-hydrated="true"]')) {
+        w.hydratedAt = performance.now();
+        observer.disconnect();
+      }
+    }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-hydrated'] });
+  });
+  await page.goto('/?fen=4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1');
+  await expect(page.locator('.explorer[data-hydrated="true"]')).toBeVisible();
+  await expect(page.locator('.move-list a.move').first()).toBeVisible();
+  const fetched: { url: string; start: number }[] = await page.evaluate(() =>
+    performance
+      .getEntriesByType('resource')
+      .map((e) => ({ url: e.name, start: e.startTime })),
   );
+  const hydratedAt = await page.evaluate(() => (window as unknown as { hydratedAt: number }).hydratedAt);
+  const first = fetched.filter((f) => f.start <= hydratedAt && /\.(wasm|js)(\?|$)/.test(new URL(f.url).pathname));
+  let wasm = 0;
+  let js = 0;
+  for (const f of first) {
+    const path = new URL(f.url).pathname;
+    const s = await size(request, path);
+    console.log(`first load: ${path}: ${kib(s.bytes)} KiB, ${kib(s.gzipped)} KiB gzipped`);
+    if (path.endsWith('.wasm')) wasm += s.gzipped;
+    else js += s.gzipped;
+  }
+  console.log(
+    `first load: WASM ${kib(wasm)} KiB gzipped (limit ${FIRST_LOAD_LIMIT_KIB} KiB), JS ${kib(js)} KiB gzipped`,
+  );
+  expect(first.some((f) => f.url.endsWith('.wasm')), 'the main WASM is part of the first load').toBeTruthy();
+  expect(wasm, 'run the end-to-end tests on the release build: cargo leptos end-to-end --release --split').toBeLessThanOrEqual(
+    FIRST_LOAD_LIMIT_KIB * 1024,
+  );
+});
+
+test('every split part is its own file, and the bundle is cached for a year', async ({ request }) => {
+  // The site's list of hashed names (Cargo.toml: hash-file-name) names the
+  // split manifest: part → the files it needs.
+  const hashes = await (await request.get('/hash.txt')).text();
+  const hash = (kind: string) => hashes.match(new RegExp(`^${kind}: *(\\S+)$`, 'm'))?.[1];
+  const manifestHash = hash('manifest');
+  expect(manifestHash, hashes).toBeTruthy();
+  const manifest: Record<string, string[]> = await (
+    await request.get(`/pkg/__wasm_split_manifest.${manifestHash}.json`)
+  ).json();
+  for (const part of ['editor', 'promotion', 'played', 'mainline', 'stats']) {
+    expect(Object.keys(manifest), `the ${part} part`).toContain(part);
+  }
+  for (const [part, files] of Object.entries(manifest)) {
+    let bytes = 0;
+    let zipped = 0;
+    for (const file of files) {
+      const s = await size(request, `/pkg/${file}.wasm`);
+      bytes += s.bytes;
+      zipped += s.gzipped;
+    }
+    console.log(`part ${part}: ${files.join(', ')}: ${kib(bytes)} KiB, ${kib(zipped)} KiB gzipped`);
+  }
+  const main = await request.get(`/pkg/zugzwang.${hash('wasm')}.wasm`);
+  expect(main.ok()).toBeTruthy();
+  expect(main.headers()['cache-control']).toBe('public, max-age=31536000, immutable');
 });

@@ -218,7 +218,7 @@ fn every_request_is_answered_when_a_replica_dies() {
     let asset = get(nginx.addr, "/pkg/zugzwang.css");
     assert_eq!(status(&asset), 200, "{asset}");
     assert!(
-        asset.contains("Cache-Control: public, max-age=86400"),
+        asset.contains("Cache-Control: public, max-age=31536000, immutable"),
         "{asset}"
     );
 

@@ -286,7 +286,10 @@ async fn installed_tables_are_listed_per_variant() {
     assert_eq!(standard["tables"].as_array().map(Vec::len), Some(35));
     // The embedded DTM tables: every 2- to 4-piece material, by Syzygy name.
     let dtm = standard["dtm"].as_array().expect("dtm list");
-    assert!(dtm.contains(&"KBNvK".into()) && dtm.contains(&"KvK".into()), "{standard}");
+    assert!(
+        dtm.contains(&"KBNvK".into()) && dtm.contains(&"KvK".into()),
+        "{standard}"
+    );
     assert_eq!(dtm.len(), 36, "{standard}");
     let (_, atomic) = tables("/tables?variant=atomic").await;
     let atomic_names = atomic["tables"].as_array().expect("list");

@@ -16,17 +16,19 @@ use crate::{
     components::{
         about::help::Help,
         about::installed::InstalledTables,
-        about::stats::Stats,
+        about::stats::{Stats, StatsProps},
         board::arrow::HoveredMove,
         board::clock::Clock,
         board::pieces::color_name,
         editor::fen_box::FenBox,
         editor::variant_switch::VariantSwitch,
         line::history::History,
-        line::mainline::Mainline,
+        line::mainline::{Mainline, MainlineProps},
         move_list::verdict::turn_text,
         move_list::{MoveEvents, Results},
+        part::{ServerPart, server_html},
         play_area::PlayArea,
+        split_points,
     },
     hooks::{
         answers::{use_answers, use_installed_tables},
@@ -115,9 +117,13 @@ pub fn Explorer() -> impl IntoView {
     };
 
     // Effects run only in the browser: this marks the page as interactive,
-    // so tests (and curious people) can tell SSR from hydrated.
+    // so tests (and curious people) can tell SSR from hydrated; then the
+    // parts not yet used load while the browser is idle.
     let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
+    Effect::new(move |_| {
+        hydrated.set(true);
+        split_points::prefetch();
+    });
 
     let fen_shown = Signal::derive(move || url.current_fen.get().unwrap_or_else(|| url.fen.get()));
     view! {
@@ -147,11 +153,20 @@ pub fn Explorer() -> impl IntoView {
                 <Help/>
                 <Results parsed=shown.parsed answers answer tables events/>
                 <History history answers/>
-                <Mainline pos history/>
+                <ServerPart
+                    what="The mainline"
+                    html=server_html(move || Mainline(MainlineProps { pos, history }).into_any())
+                    load=move || split_points::mainline(MainlineProps { pos, history })
+                />
                 <FenBox fen=fen_shown on_fen=go/>
                 // The statistics are the standard tables'.
                 <Show when=move || url.variant.get() == Variant::Standard>
-                    <Stats placement=shown.placement/>
+                    <ServerPart
+                        what="The statistics"
+                        html=server_html(move || Stats(StatsProps { placement: shown.placement.into() }).into_any())
+                        load=move || split_points::stats(StatsProps { placement: shown.placement.into() })
+                        load_when=moved_from(shown.placement)
+                    />
                 </Show>
                 <InstalledTables tables/>
             </div>
@@ -186,6 +201,13 @@ fn BoardTools(
         </div>
         <Clock pos/>
     }
+}
+
+/// True once the board's material or placement differs from the first: a
+/// part that follows the board is needed live from then on.
+fn moved_from(placement: Memo<shakmaty::Board>) -> Signal<bool> {
+    let first = placement.get_untracked();
+    Signal::derive(move || placement.with(|p| *p != first))
 }
 
 /// The tab names the material and the side to move: "KRvK, white to move".

@@ -4,7 +4,9 @@ use leptos::prelude::*;
 use shakmaty::{Color, Move, Square};
 
 use crate::{
-    components::{board::Board, board::arrow::HoveredMove, editor::Editor},
+    components::{
+        board::Board, board::arrow::HoveredMove, editor::EditorProps, part::Part, split_points,
+    },
     hooks::{answers::Answers, mode::Mode, url_position::UrlPosition},
 };
 
@@ -29,17 +31,27 @@ pub fn PlayArea(
     let placement = url.placement;
     move || {
         if editing.get() {
+            let on_done = Callback::new(move |fen: String| {
+                mode.set(Mode::Playing);
+                go.run(fen);
+            });
+            let on_cancel = Callback::new(move |_| mode.set(Mode::Playing));
+            let load = move || {
+                split_points::editor(EditorProps {
+                    start_fen: url.fen.get_untracked(),
+                    live: editor_fen,
+                    orientation,
+                    on_done,
+                    on_cancel,
+                    mode,
+                })
+            };
+            // Its code comes on first use: the board's square holds the place.
             view! {
-                <Editor
-                    start_fen=url.fen.get_untracked()
-                    live=editor_fen
-                    orientation
-                    on_done=Callback::new(move |fen: String| {
-                        mode.set(Mode::Playing);
-                        go.run(fen);
-                    })
-                    on_cancel=Callback::new(move |_| mode.set(Mode::Playing))
-                    mode
+                <Part
+                    what="The editor"
+                    load
+                    waiting=|| view! { <div class="part-waiting board-sized">"Loading the editor…"</div> }
                 />
             }
             .into_any()

@@ -1,6 +1,11 @@
 //! `zugzwang serve`: load the tables, then serve the page and the API until stopped.
 
-use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
+use std::{
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
 
 use clap::Args;
 use leptos::prelude::LeptosOptions;
@@ -256,13 +261,23 @@ fn open_engine(
 
 /// Leptos settings: from cargo-leptos's environment when run by it, else the
 /// layout `cargo leptos build` leaves in `target/site`.
+///
+/// The bundle's file names carry content hashes, listed in the site's
+/// `hash.txt` (`hash-file-name` in Cargo.toml); the page names the hashed
+/// files when that list is there. Leptos looks for it relative to the
+/// binary, so it gets an absolute path: the site may be installed anywhere.
 fn leptos_options(bind: SocketAddr) -> LeptosOptions {
     let env = |key: &str, default: &str| std::env::var(key).unwrap_or_else(|_| default.to_string());
+    let site_root = env("LEPTOS_SITE_ROOT", "target/site");
+    let hash_file = std::path::absolute(Path::new(&site_root).join("hash.txt"))
+        .unwrap_or_else(|_| Path::new(&site_root).join("hash.txt"));
     LeptosOptions::builder()
         .output_name(env("LEPTOS_OUTPUT_NAME", "zugzwang"))
-        .site_root(env("LEPTOS_SITE_ROOT", "target/site"))
+        .site_root(site_root)
         .site_pkg_dir(env("LEPTOS_SITE_PKG_DIR", "pkg"))
         .site_addr(bind)
+        .hash_files(hash_file.is_file())
+        .hash_file(Arc::from(hash_file.to_string_lossy().as_ref()))
         .build()
 }
 

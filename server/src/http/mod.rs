@@ -1,6 +1,7 @@
 //! The HTTP face of the server: the lichess-compatible API and the page.
 
 pub mod api;
+pub mod bundle_cache;
 pub mod deadline;
 pub mod error;
 pub mod metrics;

@@ -16,7 +16,8 @@ use leptos_axum::{LeptosRoutes, generate_route_list};
 use super::AppState;
 use crate::engine::Engine;
 
-/// The page routes plus static files (the WASM bundle, CSS, images).
+/// The page routes plus static files (the WASM bundle, CSS, images; the
+/// bundle's hashed files kept a year, `bundle_cache`).
 /// `installed` is what `GET /tables` answers, handed to the page as context.
 pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> Router<AppState> {
     let installed = InstalledByVariant(Arc::new(installed));
@@ -38,6 +39,7 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
             move || shell(options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn(super::bundle_cache::layer))
 }
 
 /// Lets server-side rendering ask the engine directly instead of over HTTP.

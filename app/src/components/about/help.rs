@@ -3,10 +3,18 @@
 
 use leptos::prelude::*;
 
+use crate::components::part::server_html;
+
+/// The help as the server writes it. It has no behaviour but the fold the
+/// browser gives `<details>`, so the browser keeps the server's markup and
+/// its WASM carries none of the text.
 #[component]
 pub fn Help() -> impl IntoView {
+    view! { <section class="help" inner_html=server_html(|| text().into_any())></section> }
+}
+
+fn text() -> impl IntoView {
     view! {
-        <section class="help">
             <p class="intro">
                 "Every legal move of an endgame with its result. Play a move on the board or pick one from the list; set up any position with the editor (e) or paste a FEN below."
             </p>
@@ -46,6 +54,5 @@ pub fn Help() -> impl IntoView {
                     </dd>
                 </dl>
             </details>
-        </section>
     }
 }

@@ -22,11 +22,16 @@ use shakmaty::{Color, Move, Piece, Position, Role, Square};
 use arrow::{HoveredMove, arrow};
 use drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square};
 use keys::on_board_keydown;
-use promotion::{PendingPromotion, promotion_dialog};
+use promotion::PendingPromotion;
 use square::{display_square, square_shade, square_view};
 
 use crate::game::Game;
-use crate::{hooks::answers::Answers, move_squares::ui_targets, position::to_fen};
+use crate::{
+    components::{part::Part, split_points},
+    hooks::answers::Answers,
+    move_squares::ui_targets,
+    position::to_fen,
+};
 
 #[component]
 pub fn Board(
@@ -65,6 +70,7 @@ pub fn Board(
     // A new position clears any half-made move.
     Effect::watch(move || pos.track(), move |_, _, _| play.clear(), false);
     let marks = Marks::new(play, placement, last_move, hover);
+    let promoting = Memo::new(move |_| play.promotion.with(Option::is_some));
 
     let squares = move || {
         let orientation = orientation.get();
@@ -101,16 +107,19 @@ pub fn Board(
                 {arrow(orientation, hover)}
                 {ghost(play.drag.into())}
             </div>
-            {promotion_dialog(
-                play.promotion,
-                orientation,
-                Signal::derive(move || {
-                    pos.with(|p| p.as_ref().and_then(|p| answers.get(&to_fen(p))))
-                        .map(|a| a.moves)
-                        .unwrap_or_default()
-                }),
-                move |role| play.choose(role),
-            )}
+            {move || {
+                promoting.get().then(|| {
+                    let answered = Signal::derive(move || {
+                        pos.with(|p| p.as_ref().and_then(|p| answers.get(&to_fen(p))))
+                            .map(|a| a.moves)
+                            .unwrap_or_default()
+                    });
+                    let choose = Callback::new(move |role| play.choose(role));
+                    // Its code comes on first use (split_points).
+                    let load = move || split_points::promotion(play.promotion, orientation, answered, choose);
+                    view! { <Part what="The promotion choice" load/> }
+                })
+            }}
         </div>
     }
 }

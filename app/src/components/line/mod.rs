@@ -6,4 +6,5 @@
 pub mod history;
 pub mod mainline;
 pub mod movetext;
+pub mod played;
 pub mod step_buttons;

@@ -1,0 +1,105 @@
+//! The page's split points: each function below is the only way the
+//! browser's code reaches one lazily loaded part, so `cargo leptos --split`
+//! moves the part (and whatever only it uses) into its own WASM file,
+//! fetched on first use or when the browser is idle (`prefetch`). The first
+//! download keeps the board, the move list, the verdict and hydration.
+//!
+//! Each point is `fallible`: a file that does not arrive is a
+//! `PartNotLoaded` for `part::Part` or `part::ServerPart` to show with a
+//! retry, never a panic (which would stop the whole page). On the server
+//! the functions are plain calls.
+//!
+//! Call the components named here only through these functions in code the
+//! browser runs, or their code is pulled back into the first download.
+
+use leptos::prelude::*;
+use shakmaty::{Color, Role};
+use wasm_split_helpers::wasm_split;
+
+use crate::{
+    api::MoveInfo,
+    components::{
+        about::stats::{Stats, StatsProps},
+        board::promotion::{PendingPromotion, promotion_dialog},
+        editor::{Editor, EditorProps},
+        line::{
+            mainline::{Mainline, MainlineProps},
+            played::{Played, PlayedProps},
+        },
+        part::Loaded,
+    },
+};
+
+/// The position editor, in place of the board.
+#[wasm_split(editor, fallible, preload(preload_editor))]
+pub fn editor(props: EditorProps) -> Loaded {
+    Ok(Editor(props).into_any())
+}
+
+/// The choice of piece when a pawn promotes.
+#[wasm_split(promotion, fallible, preload(preload_promotion))]
+pub fn promotion(
+    promotion: RwSignal<Option<PendingPromotion>>,
+    orientation: Signal<Color>,
+    answered: Signal<Vec<MoveInfo>>,
+    choose: Callback<Role>,
+) -> Loaded {
+    Ok(
+        promotion_dialog(promotion, orientation, answered, move |role| {
+            choose.run(role)
+        })
+        .into_any(),
+    )
+}
+
+/// The moves played in this tab, once there are some.
+#[wasm_split(played, fallible, preload(preload_played))]
+pub fn played(props: PlayedProps) -> Loaded {
+    Ok(Played(props).into_any())
+}
+
+/// The DTZ mainline.
+#[wasm_split(mainline, fallible, preload(preload_mainline))]
+pub fn mainline(props: MainlineProps) -> Loaded {
+    Ok(Mainline(props).into_any())
+}
+
+/// The endgame statistics.
+#[wasm_split(stats, fallible, preload(preload_stats))]
+pub fn stats(props: StatsProps) -> Loaded {
+    Ok(Stats(props).into_any())
+}
+
+/// Fetches the parts not yet used, one after the other, each when the
+/// browser is next idle, so a first use does not wait for the network and
+/// the clicks of a visit that has just begun do not wait for the parts
+/// (each part's instantiation is then a short task of its own). The order
+/// is that of a first visit: a move (the played moves), then the editor,
+/// the mainline, the statistics, a promotion. A failure here is left for
+/// the use itself to show.
+pub fn prefetch() {
+    leptos::task::spawn_local(async {
+        idle().await;
+        let _: Result<(), _> = preload_played().await;
+        idle().await;
+        let _: Result<(), _> = preload_editor().await;
+        idle().await;
+        let _: Result<(), _> = preload_mainline().await;
+        idle().await;
+        let _: Result<(), _> = preload_stats().await;
+        idle().await;
+        let _: Result<(), _> = preload_promotion().await;
+    });
+}
+
+/// Resolves when the browser is next idle (`requestIdleCallback`).
+async fn idle() {
+    let (sender, idle) = futures_channel::oneshot::channel::<()>();
+    let sender = std::sync::Mutex::new(Some(sender));
+    request_idle_callback(move || {
+        if let Some(sender) = sender.lock().ok().and_then(|mut s| s.take()) {
+            let _ = sender.send(());
+        }
+    });
+    let _ = idle.await;
+}
