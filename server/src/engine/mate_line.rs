@@ -105,6 +105,7 @@ mod tests {
             antichess: TableDirs::none(),
             dtm: dirs(EMBEDDED_PROPHET_DIR),
             dtm_cache_bytes: 16 << 20,
+            dtm_verification: crate::store::prophet::Verification::default(),
         };
         Tables::load_sets(&sets).expect("embedded tables").0
     }

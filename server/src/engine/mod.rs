@@ -41,7 +41,7 @@ pub use tables::{LoadError, LoadedDirectory, TableDirs, TableDirsByVariant, Tabl
 use crate::store::{
     self, StoreMetrics, StoreOptions,
     embedded::{EMBEDDED_ATOMIC_DIR, EMBEDDED_DIR, EMBEDDED_PROPHET_DIR, EmbeddedFilesystem},
-    prophet::block_cache::BlockCache,
+    prophet::{Verification, block_cache::BlockCache},
 };
 
 /// Which tables the engine answers from, how they are read and how much it
@@ -101,6 +101,17 @@ impl Default for EngineConfig {
     }
 }
 
+/// When DTM tables are checked whole: on disk, only those without block
+/// checksums (the others are checked block by block as they are read, and
+/// a whole read would cost every block's slow read); embedded or under
+/// mmap, every one on first use.
+fn dtm_verification(dirs: &[PathBuf], store: Option<&store::Store>) -> Verification {
+    match (dirs.is_empty(), store.and_then(|s| s.unchecked.as_ref())) {
+        (false, Some(unchecked)) => Verification::OnFirstUseOf(Arc::clone(unchecked)),
+        _ => Verification::OnFirstUse,
+    }
+}
+
 /// Admits requests, answers them from the cache or has `probe` and
 /// `mainline` compute them on the pool.
 pub struct Engine {
@@ -153,6 +164,7 @@ impl Engine {
             antichess: set(&config.antichess, None),
             dtm: set(&config.dtm, Some(EMBEDDED_PROPHET_DIR)),
             dtm_cache_bytes: config.dtm_cache_bytes,
+            dtm_verification: dtm_verification(&config.dtm, store.as_ref()),
         };
         let config = EngineConfig {
             inline_probes: config.inline_probes && !config.store.mmap,
@@ -186,6 +198,7 @@ impl Engine {
                 antichess: TableDirs::none(),
                 dtm: TableDirs::none(),
                 dtm_cache_bytes: 0,
+                dtm_verification: Verification::default(),
             },
         )
     }

@@ -26,7 +26,7 @@ use crate::{
         self,
         embedded::EmbeddedFilesystem,
         format::{file_name, variant_table_name},
-        prophet::{Dtm, ProphetError, ProphetOptions, ProphetTables},
+        prophet::{Dtm, ProphetError, ProphetOptions, ProphetTables, Verification},
     },
 };
 
@@ -99,6 +99,8 @@ pub struct TableDirsByVariant {
     pub dtm: TableDirs,
     /// Bytes of decompressed DTM blocks kept (`--dtm-cache-mb`).
     pub dtm_cache_bytes: u64,
+    /// When a DTM table's own checksum is checked (`ProphetOptions`).
+    pub dtm_verification: Verification,
 }
 
 pub struct Tables {
@@ -146,6 +148,7 @@ impl Tables {
             antichess: TableDirs::none(),
             dtm: TableDirs::none(),
             dtm_cache_bytes: 0,
+            dtm_verification: Verification::default(),
         })
     }
 
@@ -320,7 +323,7 @@ fn open_dtm(sets: &TableDirsByVariant) -> Result<ProphetTables, LoadError> {
     }
     let options = ProphetOptions {
         cache_bytes: sets.dtm_cache_bytes,
-        ..ProphetOptions::default()
+        verification: sets.dtm_verification.clone(),
     };
     let tables =
         ProphetTables::open_with(&sets.dtm.dirs, Arc::clone(&sets.dtm.filesystem), options)?;

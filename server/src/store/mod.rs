@@ -40,7 +40,7 @@ pub mod single_flight;
 pub mod table_error;
 pub mod tier;
 
-use std::{path::PathBuf, sync::Arc};
+use std::{collections::HashSet, path::PathBuf, sync::Arc};
 
 use shakmaty_syzygy::filesystem::{Filesystem, MmapFilesystem};
 
@@ -123,6 +123,9 @@ pub enum OpenError {
 pub struct Store {
     pub filesystem: Arc<dyn Filesystem>,
     pub metrics: Arc<StoreMetrics>,
+    /// File names of the tables served without block checksums (the
+    /// survey at open); `None` where nothing is checked (mmap).
+    pub unchecked: Option<Arc<HashSet<String>>>,
 }
 
 /// A store's figures for `/metrics`, held by the layers that count them.
@@ -198,6 +201,7 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
         return Ok(Store {
             filesystem: Arc::new(fs.with_advise_random(options.advise_random)),
             metrics: Arc::default(),
+            unchecked: None,
         });
     }
     let mut fs = TieredFilesystem::new(TierOptions {
@@ -245,8 +249,13 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
         Arc::clone(&metrics.data_cache),
         Arc::clone(&metrics.reads),
     );
+    let unchecked = uncovered
+        .into_iter()
+        .flat_map(|u| u.unchecked)
+        .collect::<HashSet<String>>();
     Ok(Store {
         filesystem: Arc::new(filesystem),
         metrics,
+        unchecked: Some(Arc::new(unchecked)),
     })
 }

@@ -29,9 +29,12 @@ pub type BlockKey = (u64, u64);
 /// bookkeeping), counted so the budget bounds memory.
 const ENTRY_OVERHEAD: u64 = 128;
 
-/// The budget unless told (`serve --dtm-cache-mb`): 1,000 blocks, more than
-/// the 2- to 4-piece set's hot part.
-pub const DEFAULT_BYTES: u64 = 64 << 20;
+/// The budget unless told (`serve --dtm-cache-mb`): 4,000 blocks. An
+/// explorer's walk through 2- to 4-piece endings touches about 200 MB of
+/// blocks; at 64 MiB one lookup in ten missed (one
+/// decompression per request, +45 % CPU), at 256 MiB nearly none (+10 %;
+/// server/docs/benchmarks.md, "Depth to mate: what it costs").
+pub const DEFAULT_BYTES: u64 = 256 << 20;
 
 #[derive(Clone)]
 struct BlockWeight;

@@ -21,7 +21,7 @@ pub mod format;
 pub mod index;
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     io,
     path::{Path, PathBuf},
     sync::{Arc, OnceLock},
@@ -114,7 +114,7 @@ impl Dtm {
 }
 
 /// When a table's checksum (over all its values) is checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Verification {
     /// Before the first lookup in each table of at most
     /// [`FIRST_USE_CHECK_MAX_BYTES`] (it decompresses the whole table once:
@@ -128,13 +128,33 @@ pub enum Verification {
     /// Never (lookups read one block; the caller checks files some other
     /// way, e.g. their md5 in MD5SUMS, or calls [`ProphetTables::verify_all`]).
     Never,
+    /// As `OnFirstUse` for the files named (file names, e.g.
+    /// `KBNK.egtb.bz`): those the store has no block checksums for. The
+    /// others are checked block by block on every read, and reading them
+    /// whole would cost every block's slow read once.
+    OnFirstUseOf(Arc<HashSet<String>>),
+}
+
+impl Verification {
+    /// Whether the table at `path`, `size` bytes, is checked whole on first use.
+    fn checks_whole(&self, path: &Path, size: u64) -> bool {
+        let small = size <= FIRST_USE_CHECK_MAX_BYTES;
+        match self {
+            Verification::OnFirstUse => small,
+            Verification::Never => false,
+            Verification::OnFirstUseOf(names) => {
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                small && names.contains(name)
+            }
+        }
+    }
 }
 
 /// The largest table [`Verification::OnFirstUse`] checks whole.
 pub const FIRST_USE_CHECK_MAX_BYTES: u64 = 64 << 20;
 
 /// How the tables are read beyond where they are.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ProphetOptions {
     pub verification: Verification,
     /// Bytes of decompressed blocks kept in memory (`block_cache`).
@@ -153,6 +173,9 @@ impl Default for ProphetOptions {
 struct Table {
     layout: Layout,
     file: TableFile,
+    /// Whether the checksum over all values is checked before the first
+    /// lookup (`Verification`).
+    check_whole: bool,
     /// The checksum's verdict once it is final: passed, or the damage it
     /// found. A read that failed (no descriptor left, a refused wait) is
     /// no verdict, and the check runs again on the next lookup.
@@ -170,7 +193,6 @@ pub struct Rejected {
 pub struct ProphetTables {
     tables: HashMap<Material, Table>,
     rejected: HashMap<Material, Rejected>,
-    verification: Verification,
     cache: BlockCache,
 }
 
@@ -178,7 +200,6 @@ impl std::fmt::Debug for ProphetTables {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProphetTables")
             .field("tables", &self.tables.len())
-            .field("verification", &self.verification)
             .finish()
     }
 }
@@ -206,7 +227,6 @@ impl ProphetTables {
         ProphetTables {
             tables: HashMap::new(),
             rejected: HashMap::new(),
-            verification: Verification::default(),
             cache: BlockCache::new(0),
         }
     }
@@ -233,11 +253,13 @@ impl ProphetTables {
             let layout = Layout::new(material);
             match TableFile::open(filesystem.as_ref(), &path, layout.num_positions()) {
                 Ok(file) => {
+                    let check_whole = options.verification.checks_whole(&path, file.file_size());
                     tables.insert(
                         material,
                         Table {
                             layout,
                             file,
+                            check_whole,
                             verified: OnceLock::new(),
                         },
                     );
@@ -251,7 +273,6 @@ impl ProphetTables {
         Ok(ProphetTables {
             tables,
             rejected,
-            verification: options.verification,
             cache: BlockCache::new(options.cache_bytes),
         })
     }
@@ -337,7 +358,7 @@ impl ProphetTables {
     fn probe_at_depth(&self, pos: &Chess, depth: u32) -> Result<Option<Dtm>, ProphetError> {
         let material = Material::from_position(pos);
         if let Some(table) = self.tables.get(&material) {
-            return table.probe(pos, self.verification, &self.cache).map(Some);
+            return table.probe(pos, &self.cache).map(Some);
         }
         if let Some(rejected) = self
             .rejected
@@ -378,19 +399,12 @@ impl ProphetTables {
 }
 
 impl Table {
-    fn probe(
-        &self,
-        pos: &Chess,
-        verification: Verification,
-        cache: &BlockCache,
-    ) -> Result<Dtm, ProphetError> {
+    fn probe(&self, pos: &Chess, cache: &BlockCache) -> Result<Dtm, ProphetError> {
         let corrupt = |what: String| ProphetError::Corrupt {
             path: self.file.path().to_owned(),
             what,
         };
-        if verification == Verification::OnFirstUse
-            && self.file.file_size() <= FIRST_USE_CHECK_MAX_BYTES
-        {
+        if self.check_whole {
             self.check_once()?;
         }
         let index = self.layout.index(pos).ok_or_else(|| {
@@ -453,4 +467,24 @@ fn list_tables(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_table_checks_only_where_no_block_checks_and_small() {
+        let path = Path::new("/tables/KBNK.egtb.bz");
+        let small = 5 << 20;
+        let huge = FIRST_USE_CHECK_MAX_BYTES + 1;
+        assert!(Verification::OnFirstUse.checks_whole(path, small));
+        assert!(!Verification::OnFirstUse.checks_whole(path, huge));
+        assert!(!Verification::Never.checks_whole(path, small));
+        let unchecked = HashSet::from(["KBNK.egtb.bz".to_string()]);
+        let some = Verification::OnFirstUseOf(Arc::new(unchecked));
+        assert!(some.checks_whole(path, small));
+        assert!(!some.checks_whole(Path::new("/tables/KQK.egtb.bz"), small));
+        assert!(!some.checks_whole(path, huge));
+    }
 }
