@@ -18,10 +18,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::{
     engine::EngineConfig,
     service::memory_budget,
-    store::{
-        DEFAULT_DATA_CACHE_BYTES, StoreOptions,
-        prophet::block_cache::DEFAULT_BYTES as DEFAULT_DTM_CACHE_BYTES,
-    },
+    store::{DEFAULT_DATA_CACHE_BYTES, StoreOptions},
 };
 
 #[derive(Debug, Parser)]
@@ -77,9 +74,10 @@ pub struct TableArgs {
     #[arg(long = "dtm", value_name = "DIR")]
     pub dtm: Vec<PathBuf>,
     /// Megabytes of decompressed DTM blocks kept in memory: a DTM lookup
-    /// otherwise decompresses 64 KiB. 0 keeps none.
-    #[arg(long, value_name = "MB", default_value_t = DEFAULT_DTM_CACHE_BYTES >> 20)]
-    pub dtm_cache_mb: u64,
+    /// otherwise decompresses 64 KiB. 0 keeps none. Default: 256, at most
+    /// an eighth of MemAvailable at start.
+    #[arg(long, value_name = "MB")]
+    pub dtm_cache_mb: Option<u64>,
     /// Blocking threads probing tables at once (the probes of one request run in parallel on them).
     #[arg(long, default_value_t = 16)]
     pub probe_threads: usize,
@@ -140,7 +138,7 @@ impl TableArgs {
             atomic: self.atomic.clone(),
             antichess: self.antichess.clone(),
             dtm: self.dtm.clone(),
-            dtm_cache_bytes: self.dtm_cache_mb.saturating_mul(1 << 20),
+            dtm_cache_bytes: memory_budget::dtm_cache_bytes(self.dtm_cache_mb),
             store: StoreOptions {
                 mmap: self.mmap,
                 advise_random: self.advise_random,

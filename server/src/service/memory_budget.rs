@@ -6,9 +6,11 @@
 //! their bytes but most of their reads, so they are worth keeping before
 //! any data block; an eighth of MemAvailable holds the whole index of sets
 //! far larger than RAM (the 3-4-5 piece set's is 2.9 MiB of 131 MB) and
-//! leaves the page cache most of the machine.
+//! leaves the page cache most of the machine. Decompressed DTM blocks
+//! (`store::prophet::block_cache`) are kept up to 256 MiB, or an eighth of
+//! MemAvailable on a smaller machine.
 
-use crate::store::DEFAULT_INDEX_CACHE_BYTES;
+use crate::store::{DEFAULT_INDEX_CACHE_BYTES, prophet::block_cache};
 
 use super::process_health;
 
@@ -27,6 +29,24 @@ pub fn index_cache_bytes(mb: Option<u64>) -> u64 {
     share_of(available)
 }
 
+/// Bytes for the decompressed DTM blocks: `mb` megabytes when given, else
+/// the block cache's default, at most an eighth of MemAvailable.
+pub fn dtm_cache_bytes(mb: Option<u64>) -> u64 {
+    if let Some(mb) = mb {
+        return mb.saturating_mul(1 << 20);
+    }
+    let available = process_health::memory_available_bytes()
+        .map_err(|err| tracing::warn!("sizing the DTM block cache: {err}"))
+        .ok();
+    dtm_share_of(available)
+}
+
+fn dtm_share_of(available: Option<u64>) -> u64 {
+    available.map_or(block_cache::DEFAULT_BYTES, |bytes| {
+        (bytes / INDEX_SHARE).min(block_cache::DEFAULT_BYTES)
+    })
+}
+
 fn share_of(available: Option<u64>) -> u64 {
     available.map_or(DEFAULT_INDEX_CACHE_BYTES, |bytes| bytes / INDEX_SHARE)
 }
@@ -41,5 +61,13 @@ mod tests {
         assert_eq!(share_of(None), DEFAULT_INDEX_CACHE_BYTES);
         assert_eq!(index_cache_bytes(Some(3)), 3 << 20);
         assert_eq!(index_cache_bytes(Some(0)), 0);
+    }
+
+    #[test]
+    fn dtm_blocks_take_their_default_or_an_eighth_of_a_small_machine() {
+        assert_eq!(dtm_share_of(Some(16 << 30)), block_cache::DEFAULT_BYTES);
+        assert_eq!(dtm_share_of(Some(1 << 30)), 128 << 20);
+        assert_eq!(dtm_share_of(None), block_cache::DEFAULT_BYTES);
+        assert_eq!(dtm_cache_bytes(Some(0)), 0);
     }
 }
