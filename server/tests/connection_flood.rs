@@ -8,7 +8,7 @@ mod common;
 mod process;
 
 use std::{
-    io::{Read, Write},
+    io::Write,
     net::{SocketAddr, TcpStream},
     os::unix::process::CommandExt,
     sync::Mutex,
@@ -16,7 +16,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use process::{KQVK, Server};
+use process::{KQVK, Server, closed_within};
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 
 const FD_LIMIT: u64 = 512;
@@ -175,23 +175,6 @@ fn assert_all_closed(stalled: Vec<TcpStream>, deadline: Instant, server: &Server
             "stalled socket {i} of {total} still open at the deadline\n{}",
             server.log()
         );
-    }
-}
-
-/// Whether the server closes `stream` within `left`, reading and dropping
-/// anything it sends first.
-fn closed_within(stream: &mut TcpStream, left: Duration) -> bool {
-    if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
-        return false;
-    }
-    let mut buf = [0; 1024];
-    loop {
-        match stream.read(&mut buf) {
-            Ok(0) => return true,
-            Ok(_) => {}
-            Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => return true,
-            Err(_) => return false,
-        }
     }
 }
 

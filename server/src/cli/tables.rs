@@ -436,14 +436,24 @@ async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
         human(plan.free),
         args.to.display()
     );
-    fetch::check_space(&plan, &args.to)?;
     let options = FetchOptions {
         from,
         to: args.to,
         jobs: usize::from(args.jobs),
     };
-    let summary = fetch::fetch(&options, plan, &Bar::new()).await?;
+    let summary = transfer(&options, plan).await?;
     print!("{}", render_summary(&summary));
+    complete(&summary)
+}
+
+/// The free-space check, then the transfers with a progress bar.
+async fn transfer(options: &FetchOptions, plan: fetch::Plan) -> Result<Summary, TablesError> {
+    fetch::check_space(&plan, &options.to)?;
+    Ok(fetch::fetch(options, plan, &Bar::new()).await?)
+}
+
+/// A fetch with failed transfers ends with an error counting them.
+fn complete(summary: &Summary) -> Result<(), TablesError> {
     let failed = summary.failures().count();
     if failed > 0 {
         return Err(TablesError::Incomplete {
@@ -475,13 +485,12 @@ async fn fetch_dtm(args: FetchArgs, from: Vec<reqwest::Url>) -> Result<(), Table
         human(plan.free),
         args.to.display()
     );
-    fetch::check_space(&plan, &args.to)?;
     let options = FetchOptions {
         from,
         to: args.to,
         jobs,
     };
-    let summary = fetch::fetch(&options, plan, &Bar::new()).await?;
+    let summary = transfer(&options, plan).await?;
     let recorded = fetch::prophet::record(&options.to, &list, &summary);
     print!("{}", render_summary(&summary));
     let failed = summary.failures().count();
@@ -492,13 +501,7 @@ async fn fetch_dtm(args: FetchArgs, from: Vec<reqwest::Url>) -> Result<(), Table
         Err(err) if failed > 0 => eprintln!("zugzwang: {err}"),
         Err(err) => return Err(err.into()),
     }
-    if failed > 0 {
-        return Err(TablesError::Incomplete {
-            failed,
-            total: summary.files.len(),
-        });
-    }
-    Ok(())
+    complete(&summary)
 }
 
 /// Per piece count: files fetched, already there, failed; then each failure.

@@ -20,25 +20,25 @@ const INDEX_SHARE: u64 = 8;
 /// Bytes for the index cache: `mb` megabytes when given, else an eighth of
 /// MemAvailable (or the store's default when it cannot be read).
 pub fn index_cache_bytes(mb: Option<u64>) -> u64 {
-    if let Some(mb) = mb {
-        return mb.saturating_mul(1 << 20);
-    }
-    let available = process_health::memory_available_bytes()
-        .map_err(|err| tracing::warn!("sizing the index cache: {err}"))
-        .ok();
-    share_of(available)
+    sized(mb, "the index cache", share_of)
 }
 
 /// Bytes for the decompressed DTM blocks: `mb` megabytes when given, else
 /// the block cache's default, at most an eighth of MemAvailable.
 pub fn dtm_cache_bytes(mb: Option<u64>) -> u64 {
+    sized(mb, "the DTM block cache", dtm_share_of)
+}
+
+/// `mb` megabytes when given, else `share` of MemAvailable (`None` when it
+/// cannot be read, which is logged naming `what`).
+fn sized(mb: Option<u64>, what: &str, share: fn(Option<u64>) -> u64) -> u64 {
     if let Some(mb) = mb {
         return mb.saturating_mul(1 << 20);
     }
     let available = process_health::memory_available_bytes()
-        .map_err(|err| tracing::warn!("sizing the DTM block cache: {err}"))
+        .map_err(|err| tracing::warn!("sizing {what}: {err}"))
         .ok();
-    dtm_share_of(available)
+    share(available)
 }
 
 fn dtm_share_of(available: Option<u64>) -> u64 {

@@ -174,7 +174,15 @@ pub fn get(addr: SocketAddr, path: &str) -> (u16, String) {
 /// Whether the server closed `stream` (EOF or reset) within [`PATIENCE`],
 /// reading and dropping anything it sent first (such as a 408).
 pub fn closed_by_server(stream: &mut TcpStream) -> bool {
-    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    closed_within(stream, PATIENCE)
+}
+
+/// Whether the server closes `stream` (EOF or reset) within `left`,
+/// reading and dropping anything it sends first.
+pub fn closed_within(stream: &mut TcpStream, left: Duration) -> bool {
+    if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+        return false;
+    }
     let mut buf = [0; 4096];
     loop {
         match stream.read(&mut buf) {
