@@ -13,6 +13,7 @@ pub mod hooks;
 pub mod material;
 pub mod move_squares;
 pub mod position;
+pub mod practice;
 pub mod source;
 pub mod tables;
 pub mod text;

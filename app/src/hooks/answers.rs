@@ -34,6 +34,16 @@ pub struct Answers {
 }
 
 impl Answers {
+    /// An empty cache for the variant on show.
+    pub fn new(variant: Memo<Variant>) -> Answers {
+        Answers {
+            seen: StoredValue::new(HashMap::new()),
+            variant,
+            #[cfg(not(feature = "ssr"))]
+            asked: InFlight::default(),
+        }
+    }
+
     fn key(self, fen: String) -> (Variant, String) {
         (self.variant.get_untracked(), fen)
     }
@@ -82,7 +92,7 @@ impl Answers {
     }
 
     /// The answer for a FEN: from this tab if seen, else from the source.
-    async fn answer(self, fen: String) -> Result<(String, TablebaseAnswer), String> {
+    pub async fn answer(self, fen: String) -> Result<(String, TablebaseAnswer), String> {
         if let Some(hit) = self.get(&fen) {
             return Ok((fen, hit));
         }
@@ -132,12 +142,7 @@ pub fn use_answers(
     variant: Memo<Variant>,
     parsed: Memo<Result<Game, String>>,
 ) -> (Answers, AnswerResource) {
-    let answers = Answers {
-        seen: StoredValue::new(HashMap::new()),
-        variant,
-        #[cfg(not(feature = "ssr"))]
-        asked: InFlight::default(),
-    };
+    let answers = Answers::new(variant);
     let resource = Resource::new(
         // The variant is part of the key: the same FEN has other answers
         // under other rules.

@@ -1,0 +1,14 @@
+//! Practice: playing a position out against the tablebase. What the page
+//! and the tests share, without any of the page's markup: the game as its
+//! URL holds it (`setup`), the game replayed from it and how it ends
+//! (`game`), the tablebase's reply (`defence`), the marks of the player's
+//! moves (`judge`), and the review that puts them together from the
+//! answers the API already gives (`review`).
+//!
+//! The page is `components::practice`, a part of its own (`split_points`).
+
+pub mod defence;
+pub mod game;
+pub mod judge;
+pub mod review;
+pub mod setup;

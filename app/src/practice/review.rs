@@ -1,0 +1,103 @@
+//! The review of a practice game: every player move marked, and the
+//! tablebase's reply when it is its turn, from the answers the API already
+//! gives (the page's answer cache serves those it has seen). The server
+//! renders the page from the same review, so a reload, a shared link and
+//! the page without JavaScript all show the same game.
+
+use serde::{Deserialize, Serialize};
+use shakmaty::{Position, uci::UciMove};
+
+use crate::{
+    api::TablebaseAnswer,
+    hooks::answers::Answers,
+    position::to_fen,
+    practice::{
+        defence::{chances_to_go_wrong, drawing_choices, reply},
+        game::PracticeGame,
+        judge::{Judgement, judge},
+        setup::Setup,
+    },
+};
+
+/// What the answers say about one game.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Review {
+    /// The moves reviewed: a review belongs to this game only.
+    pub moves: Vec<String>,
+    /// The player's moves in order, marked; `None` where the tables do
+    /// not know the result.
+    pub judged: Vec<Option<Judgement>>,
+    /// The tablebase's reply (UCI) when it is its turn.
+    pub reply: Option<String>,
+    /// The answer of the start, for the choice of side.
+    pub start: Option<TablebaseAnswer>,
+}
+
+/// Reviews the game a setup holds; `Err` is why an answer did not come.
+pub async fn review(answers: Answers, setup: Setup) -> Result<Review, String> {
+    let game = PracticeGame::replay(&setup)?;
+    let mut judged = Vec::new();
+    for ply in game.player_plies() {
+        let (fen, uci) = (to_fen(&game.positions[ply]), &game.plies[ply].uci);
+        let (_, answer) = answers.answer(fen).await?;
+        judged.push(judge(&answer, uci));
+    }
+    let start = if game.setup.side.is_none() {
+        Some(answers.answer(setup.fen.clone()).await?.1)
+    } else {
+        None
+    };
+    let reply = match game.setup.side {
+        Some(_) if game.end().is_none() && !game.players_turn() => {
+            tablebase_move(answers, &game).await?
+        }
+        _ => None,
+    };
+    Ok(Review {
+        moves: game.setup.moves,
+        judged,
+        reply,
+        start,
+    })
+}
+
+/// The tablebase's move in the game's position, and its answer asked for
+/// (the player's next move is judged from it).
+async fn tablebase_move(answers: Answers, game: &PracticeGame) -> Result<Option<String>, String> {
+    let pos = game.current();
+    let (_, answer) = answers.answer(to_fen(pos)).await?;
+    let after = |uci: &str| -> Option<String> {
+        let m = uci.parse::<UciMove>().ok()?.to_move(pos).ok()?;
+        let mut next = pos.clone();
+        next.play_unchecked(m);
+        Some(to_fen(&next))
+    };
+    // A drawing side looks one move further: all asked at once.
+    let choices: Vec<(String, String)> = drawing_choices(&answer)
+        .into_iter()
+        .filter_map(|m| Some((m.uci.clone(), after(&m.uci)?)))
+        .collect();
+    for (_, fen) in &choices {
+        answers.prefetch(fen.clone());
+    }
+    let mut chances = Vec::new();
+    for (uci, fen) in choices {
+        let count = answers
+            .answer(fen)
+            .await
+            .ok()
+            .map(|(_, a)| chances_to_go_wrong(&a));
+        chances.push((uci, count));
+    }
+    let chosen = reply(&answer, game.setup.seed, game.plies.len(), |m| {
+        chances
+            .iter()
+            .find(|(uci, _)| *uci == m.uci)
+            .and_then(|(_, c)| *c)
+    })
+    .map(|m| m.uci.clone());
+    if let Some(fen) = chosen.as_deref().and_then(after) {
+        answers.prefetch(fen);
+    }
+    Ok(chosen)
+}
