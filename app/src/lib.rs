@@ -22,11 +22,11 @@ pub mod variant;
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, Meta, MetaTags, Title, provide_meta_context};
 use leptos_router::{
-    SsrMode, StaticSegment,
+    Lazy, SsrMode, StaticSegment,
     components::{Route, Router, Routes},
 };
 
-use crate::components::explorer::Explorer;
+use crate::components::{explorer::Explorer, split_points::PracticeRoute};
 
 /// The HTML document around the app, rendered by the server only.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -71,6 +71,8 @@ pub fn App() -> impl IntoView {
             <main>
                 <Routes fallback=|| "Page not found.".into_view()>
                     <Route path=StaticSegment("") view=Explorer ssr=SsrMode::Async/>
+                    // Its code loads on the first visit (split_points).
+                    <Route path=StaticSegment("practice") view={Lazy::<PracticeRoute>::new()} ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
@@ -81,5 +83,7 @@ pub fn App() -> impl IntoView {
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(App);
+    // Waits for a lazily loaded route's code (the practice page) before
+    // hydrating the page the server rendered with it.
+    leptos::mount::hydrate_lazy(App);
 }

@@ -43,6 +43,7 @@ use crate::{
     material,
     move_squares::move_squares,
     position::to_fen,
+    practice::setup::practice_href,
     source::position_href,
     variant::Variant,
 };
@@ -147,7 +148,7 @@ pub fn Explorer() -> impl IntoView {
                     editor_fen
                     answers
                 />
-                <BoardTools orientation mode editing pos=shown.pos()/>
+                <BoardTools orientation mode editing pos=shown.pos() variant=url.variant fen=fen_shown/>
             </div>
             <div class="side">
                 <Help/>
@@ -174,16 +175,29 @@ pub fn Explorer() -> impl IntoView {
     }
 }
 
-/// Flip, the editor's toggle, whose turn it is and the halfmove clock,
-/// under the board. While editing, the editor's own Done and Cancel are the
-/// ways out, so the toggle steps aside.
+/// Flip, the editor's toggle, "Play this out", whose turn it is and the
+/// halfmove clock, under the board. While editing, the editor's own Done
+/// and Cancel are the ways out, so the toggle steps aside.
 #[component]
 fn BoardTools(
     orientation: RwSignal<Color>,
     mode: RwSignal<Mode>,
     editing: Memo<bool>,
     pos: Signal<Option<Game>>,
+    variant: Memo<Variant>,
+    /// The position on show, for the practice link.
+    fen: Signal<String>,
 ) -> impl IntoView {
+    // A link, so it works without JavaScript; an illegal position has none.
+    let play_out = move || {
+        (pos.with(Option::is_some) && !editing.get()).then(|| {
+            view! {
+                <a class="play-out button" href=practice_href(variant.get(), &fen.get()) title="Play this position out against the tablebase">
+                    "▶ Play this out"
+                </a>
+            }
+        })
+    };
     view! {
         <div class="board-tools">
             <button
@@ -197,6 +211,7 @@ fn BoardTools(
             <button class="edit js-only" title="Set up a position (e)" hidden=move || editing.get() on:click=move |_| mode.update(Mode::toggle_editor)>
                 "✎ Editor"
             </button>
+            {play_out}
             <span class="turn">{move || pos.get().map(|p| turn_text(p.turn()))}</span>
         </div>
         <Clock pos/>

@@ -248,7 +248,7 @@ pub fn server_html(render: impl FnOnce() -> AnyView) -> String {
 }
 
 /// The line a part shows when its code did not arrive.
-fn not_loaded(what: &'static str, retry: impl Fn() + Send + Sync + 'static) -> impl IntoView {
+pub fn not_loaded(what: &'static str, retry: impl Fn() + Send + Sync + 'static) -> impl IntoView {
     view! {
         <p class="part-error" role="alert">
             {what}" did not load (no connection?). "

@@ -13,6 +13,7 @@
 //! browser runs, or their code is pulled back into the first download.
 
 use leptos::prelude::*;
+use leptos_router::LazyRoute;
 use shakmaty::{Color, Role};
 use wasm_split_helpers::wasm_split;
 
@@ -26,9 +27,45 @@ use crate::{
             mainline::{Mainline, MainlineProps},
             played::{Played, PlayedProps},
         },
-        part::Loaded,
+        part::{Loaded, not_loaded},
+        practice::Practice,
     },
 };
+
+/// The practice page (`/practice`), a route whose code loads when it is
+/// first visited: the router awaits it before showing the page, and the
+/// browser before hydrating a page the server rendered.
+pub struct PracticeRoute;
+
+impl LazyRoute for PracticeRoute {
+    fn data() -> Self {
+        PracticeRoute
+    }
+
+    async fn view(_: Self) -> AnyView {
+        match practice().await {
+            Ok(view) => view,
+            // Reloading asks for the part again (the server's page works
+            // without it meanwhile: its moves are links).
+            Err(_) => not_loaded("The practice page", || {
+                if let Some(window) = leptos::web_sys::window() {
+                    let _ = window.location().reload();
+                }
+            })
+            .into_any(),
+        }
+    }
+
+    async fn preload() {
+        let _: Result<(), _> = preload_practice().await;
+    }
+}
+
+/// The practice page's content.
+#[wasm_split(practice, fallible, preload(preload_practice))]
+pub fn practice() -> Loaded {
+    Ok(Practice().into_any())
+}
 
 /// The position editor, in place of the board.
 #[wasm_split(editor, fallible, preload(preload_editor))]
@@ -75,8 +112,8 @@ pub fn stats(props: StatsProps) -> Loaded {
 /// the clicks of a visit that has just begun do not wait for the parts
 /// (each part's instantiation is then a short task of its own). The order
 /// is that of a first visit: a move (the played moves), then the editor,
-/// the mainline, the statistics, a promotion. A failure here is left for
-/// the use itself to show.
+/// the mainline, the statistics, a promotion, the practice page. A
+/// failure here is left for the use itself to show.
 pub fn prefetch() {
     leptos::task::spawn_local(async {
         idle().await;
@@ -89,6 +126,8 @@ pub fn prefetch() {
         let _: Result<(), _> = preload_stats().await;
         idle().await;
         let _: Result<(), _> = preload_promotion().await;
+        idle().await;
+        let _: Result<(), _> = preload_practice().await;
     });
 }
 

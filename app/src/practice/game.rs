@@ -78,7 +78,7 @@ impl End {
 }
 
 /// The game as played so far.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PracticeGame {
     pub setup: Setup,
     /// The start, then the position after each ply.

@@ -83,6 +83,15 @@ impl Standing {
         }
     }
 
+    /// The same result seen by the other side.
+    pub fn other_side(self) -> Standing {
+        Standing {
+            category: self.category.flip(),
+            mate: self.mate.map(|n| -n),
+            dtz: self.dtz,
+        }
+    }
+
     /// What the result is worth under the 50-move rule, which the
     /// practice game keeps: 2 a win, 1 a draw, 0 a loss.
     fn result(self) -> Option<u8> {

@@ -33,6 +33,33 @@ pub struct Review {
     pub start: Option<TablebaseAnswer>,
 }
 
+impl Review {
+    /// The marks of a game's player moves that this review knows: those
+    /// of the moves the two games share (a review of the game before the
+    /// last move, or after a takeback, still marks the moves before).
+    pub fn marks_for(&self, game: &PracticeGame) -> Vec<Option<Judgement>> {
+        let common = self
+            .moves
+            .iter()
+            .zip(&game.setup.moves)
+            .take_while(|(a, b)| a == b)
+            .count();
+        // Up to `common` the two games are one: the same player plies,
+        // counted alike.
+        game.player_plies()
+            .into_iter()
+            .enumerate()
+            .map(|(j, ply)| {
+                if ply < common {
+                    self.judged.get(j).cloned().flatten()
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+}
+
 /// Reviews the game a setup holds; `Err` is why an answer did not come.
 pub async fn review(answers: Answers, setup: Setup) -> Result<Review, String> {
     let game = PracticeGame::replay(&setup)?;

@@ -14,7 +14,7 @@ use crate::game::Game;
 use crate::{
     api::{MainlineAnswer, MateLineAnswer},
     components::{
-        line::movetext::{Movetext, ShownMove, dtz_comment, pgn},
+        line::movetext::{Movetext, ShownMove, data_url, dtz_comment, pgn},
         line::step_buttons::StepButtons,
     },
     hooks::{
@@ -220,19 +220,6 @@ fn side(color: Color) -> &'static str {
         Color::White => "White",
         Color::Black => "Black",
     }
-}
-
-/// Percent-encodes text for a `data:` URL.
-fn data_url(mime: &str, text: &str) -> String {
-    let mut out = format!("data:{mime};charset=utf-8,");
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[component]

@@ -91,6 +91,19 @@ pub fn pgn(
     )
 }
 
+/// Percent-encodes text for a `data:` URL (the PGN downloads).
+pub fn data_url(mime: &str, text: &str) -> String {
+    let mut out = format!("data:{mime};charset=utf-8,");
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// The PGN comment for a DTZ, counted in plies from the side to move.
 pub fn dtz_comment(dtz: Option<i32>) -> Option<String> {
     dtz.map(|d| format!("DTZ {}", d.abs()))

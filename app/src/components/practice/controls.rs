@@ -1,0 +1,43 @@
+//! Takeback, resigning, the way back to the explorer, and the player's
+//! moves as plain links: every one of them is a link to the game's next
+//! URL, so they work without JavaScript too.
+
+use leptos::prelude::*;
+
+use crate::{
+    components::practice::{Shown, move_links},
+    position::to_fen,
+    source::position_href,
+};
+
+#[component]
+pub fn Controls(shown: Shown) -> impl IntoView {
+    move || {
+        let game = shown.get().ok()?;
+        let playing = game.end().is_none();
+        let takeback = game.takeback().map(|s| s.href());
+        let resign = playing.then(|| game.setup.resigning().href());
+        let explorer = position_href(game.setup.variant, &to_fen(game.current()));
+        let moves = (playing && game.players_turn()).then(|| move_links(&game));
+        Some(view! {
+            <div class="practice-controls">
+                {takeback.map(|href| view! {
+                    <a class="takeback button" href=href title="Take back your last move and the reply">"↶ Takeback"</a>
+                })}
+                {resign.map(|href| view! {
+                    <a class="resign button" href=href>"⚑ Resign"</a>
+                })}
+                <a class="to-explorer button" href=explorer title="This position in the explorer">"Back to the explorer"</a>
+            </div>
+            {moves.map(|moves| view! {
+                <nav class="practice-moves" aria-label="Your moves">
+                    <span class="practice-moves-label">"Your moves: "</span>
+                    {moves
+                        .into_iter()
+                        .map(|(san, href)| view! { <a class="practice-move" href=href>{san}</a>" " })
+                        .collect_view()}
+                </nav>
+            })}
+        })
+    }
+}

@@ -1,0 +1,239 @@
+//! The practice page: the player plays a position out against the
+//! tablebase (`practice` has the rules). The URL holds the game; the page
+//! shows the board, whose turn it is with the result of the last move,
+//! the moves marked best, slower or mistake, a hint, takeback and
+//! resigning, and at the end a summary with the game's PGN.
+//!
+//! The page is a part of its own (`split_points::practice`): the explorer's
+//! first download carries none of it.
+
+pub mod controls;
+pub mod help;
+pub mod hint;
+pub mod record;
+pub mod side_choice;
+pub mod status;
+pub mod summary;
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::{
+    NavigateOptions,
+    hooks::{use_navigate, use_query_map},
+};
+use shakmaty::{Color, Move, Position, Square, uci::UciMove};
+
+use crate::{
+    components::board::{Board, arrow::HoveredMove},
+    hooks::answers::Answers,
+    material,
+    move_squares::move_squares,
+    practice::{
+        game::PracticeGame,
+        review::{Review, review},
+        setup::Setup,
+    },
+    variant::Variant,
+};
+
+use controls::Controls;
+use help::PracticeHelp;
+use hint::Hint;
+use record::Record;
+use side_choice::SideChoice;
+use status::Status;
+use summary::Summary;
+
+/// The game on show: the URL's, with the tablebase's reply once it is
+/// known (the URL gets it too, a moment later).
+pub type Shown = Memo<Result<PracticeGame, String>>;
+
+#[component]
+pub fn Practice() -> impl IntoView {
+    let query = use_query_map();
+    let setup = Memo::new(move |_| query.with(|q| Setup::read(|name| q.get(name))));
+    let variant = Memo::new(move |_| setup.with(|s| s.variant));
+    // Components that read FENs or build links take the variant from here.
+    provide_context(variant);
+    let answers = Answers::new(variant);
+    let reviewed = Resource::new(
+        move || setup.get(),
+        move |setup| async move { review(answers, setup).await },
+    );
+    let played = Memo::new(move |_| setup.with(PracticeGame::replay));
+    let shown: Shown = Memo::new(move |_| {
+        let game = played.get()?;
+        match reply_of(&game, reviewed.get()) {
+            Some(uci) => PracticeGame::replay(&game.with_move(uci)),
+            None => Ok(game),
+        }
+    });
+    // The reply goes into the URL, in place of the address without it:
+    // back then goes to before the player's move, as a takeback does.
+    let navigate = use_navigate();
+    Effect::new(move |_| {
+        let Some(uci) = played.with(|g| g.as_ref().ok().and_then(|g| reply_of(g, reviewed.get())))
+        else {
+            return;
+        };
+        let Some(href) =
+            played.with_untracked(|g| g.as_ref().ok().map(|g| g.with_move(uci).href()))
+        else {
+            return;
+        };
+        navigate(
+            &href,
+            NavigateOptions {
+                replace: true,
+                ..Default::default()
+            },
+        );
+    });
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+
+    view! {
+        <Title text=move || title(variant.get(), shown.get().ok())/>
+        <div class="explorer practice" data-hydrated=move || hydrated.get().to_string()>
+            <Transition fallback=|| view! { <p class="practice-loading">"Loading the game…"</p> }>
+                {move || {
+                    // The server waits for the review before it writes the page.
+                    reviewed.track();
+                }}
+                <PracticeBoard shown answers/>
+                <div class="side">
+                    <section class="practice-panel">
+                        <h2>"Play it out"</h2>
+                        {move || match shown.get() {
+                            Err(why) => view! { <p class="status error" role="alert">{why}</p> }.into_any(),
+                            Ok(game) if game.setup.side.is_none() => view! {
+                                <SideChoice game reviewed/>
+                            }
+                            .into_any(),
+                            Ok(_) => view! {
+                                <Status shown reviewed/>
+                                <Controls shown/>
+                                <Hint shown answers/>
+                                <Record shown reviewed/>
+                                <Summary shown reviewed/>
+                            }
+                            .into_any(),
+                        }}
+                    </section>
+                    <PracticeHelp/>
+                </div>
+            </Transition>
+        </div>
+    }
+}
+
+/// The reply of a review, if it belongs to this game.
+fn reply_of(game: &PracticeGame, review: Option<Result<Review, String>>) -> Option<String> {
+    match review {
+        Some(Ok(review)) if review.moves == game.setup.moves => review.reply,
+        _ => None,
+    }
+}
+
+/// The board: it takes the player's moves on the player's turn only.
+#[component]
+fn PracticeBoard(shown: Shown, answers: Answers) -> impl IntoView {
+    let navigate = use_navigate();
+    let side = Memo::new(move |_| {
+        shown.with(|g| {
+            g.as_ref()
+                .ok()
+                .map(|g| g.setup.side.unwrap_or(g.current().turn()))
+                .unwrap_or(Color::White)
+        })
+    });
+    let orientation = RwSignal::new(side.get_untracked());
+    Effect::watch(
+        move || side.get(),
+        move |side, _, _| orientation.set(*side),
+        false,
+    );
+    let playable = Signal::derive(move || {
+        shown.with(|g| {
+            g.as_ref()
+                .ok()
+                .filter(|g| g.players_turn() && g.end().is_none())
+                .map(|g| g.current().clone())
+        })
+    });
+    let placement = Signal::derive(move || {
+        shown.with(|g| {
+            g.as_ref()
+                .map(|g| g.current().board().clone())
+                .unwrap_or_default()
+        })
+    });
+    let last_move: Signal<Option<(Square, Square)>> = Signal::derive(move || {
+        shown.with(|g| {
+            g.as_ref()
+                .ok()
+                .and_then(|g| g.plies.last().and_then(|p| p.squares))
+        })
+    });
+    let on_move = Callback::new(move |m: Move| {
+        let Some(href) = shown.with_untracked(|g| {
+            let g = g.as_ref().ok()?;
+            let uci = m.to_uci(shakmaty::CastlingMode::Standard).to_string();
+            Some(g.with_move(uci).href())
+        }) else {
+            return;
+        };
+        navigate(&href, Default::default());
+    });
+    let hover = RwSignal::new(None::<HoveredMove>);
+    view! {
+        <div class="play">
+            <Board pos=playable placement orientation last_move hover on_move answers/>
+            <div class="board-tools">
+                <button
+                    class="flip js-only"
+                    title="Flip the board"
+                    aria-pressed=move || (orientation.get() == Color::Black).to_string()
+                    on:click=move |_| orientation.update(|o| *o = o.other())
+                >
+                    "⇅ Flip"
+                </button>
+            </div>
+        </div>
+    }
+}
+
+/// The tab's title: "Practice: KRvK — Zugzwang".
+fn title(variant: Variant, game: Option<PracticeGame>) -> String {
+    let rules = match variant {
+        Variant::Standard => "",
+        Variant::Atomic => "atomic ",
+        Variant::Antichess => "antichess ",
+    };
+    match game {
+        Some(g) => format!(
+            "Practice: {rules}{} — Zugzwang",
+            material::with_first(g.current().board(), Color::White)
+        ),
+        None => "Practice — Zugzwang".to_string(),
+    }
+}
+
+/// The player's legal moves as UCI and SAN with the link that plays each.
+pub fn move_links(game: &PracticeGame) -> Vec<(String, String)> {
+    let pos = game.current();
+    pos.legal_moves()
+        .into_iter()
+        .map(|m| {
+            let (info, _) = crate::api::MoveInfo::play(pos, m);
+            let href = game.with_move(info.uci).href();
+            (info.san, href)
+        })
+        .collect()
+}
+
+/// The squares of a UCI move in a position, for marks on the board.
+pub fn squares_of(pos: &crate::game::Game, uci: &str) -> Option<(Square, Square)> {
+    let m = uci.parse::<UciMove>().ok()?.to_move(pos).ok()?;
+    move_squares(&m)
+}

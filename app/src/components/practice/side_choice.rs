@@ -1,0 +1,52 @@
+//! The start of a practice game: what the position is worth for each side,
+//! and the choice of side (each a link).
+
+use leptos::prelude::*;
+use shakmaty::{Color, Position};
+
+use crate::{
+    components::board::pieces::color_name,
+    position::to_fen,
+    practice::{game::PracticeGame, judge::Standing, review::Review},
+    source::position_href,
+    text::capitalized,
+};
+
+#[component]
+pub fn SideChoice(game: PracticeGame, reviewed: Resource<Result<Review, String>>) -> impl IntoView {
+    let turn = game.current().turn();
+    let explorer = position_href(game.setup.variant, &to_fen(game.current()));
+    let standing = move |side: Color| {
+        let start = reviewed.with(|r| match r {
+            Some(Ok(review)) => review.start.as_ref().map(|a| Standing::before(&a.pos)),
+            _ => None,
+        })?;
+        Some(if side == turn {
+            start
+        } else {
+            start.other_side()
+        })
+    };
+    let choice = move |side: Color| {
+        let href = game.setup.playing(side).href();
+        let name = capitalized(color_name(side));
+        let moves = if side == turn { " (to move)" } else { "" };
+        view! {
+            <li>
+                <a class=format!("play-side {}", color_name(side)) href=href>
+                    "Play "{name.clone()}{moves}
+                </a>
+                {move || standing(side).map(|s| format!(": {}", s.text()))}
+            </li>
+        }
+    };
+    view! {
+        <p class="practice-intro">
+            "Take a side; the tablebase plays the other, as well as it can: \
+             it mates fastest when it wins, resists longest when it loses, \
+             and keeps the draw with the most traps."
+        </p>
+        <ul class="practice-sides">{choice(Color::White)}{choice(Color::Black)}</ul>
+        <a class="to-explorer button" href=explorer>"Back to the explorer"</a>
+    }
+}

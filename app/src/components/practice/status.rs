@@ -1,0 +1,78 @@
+//! The line that says whose turn it is and what the last move did, read
+//! out by screen readers as it changes: "You played Rh7: slower: was mate
+//! in 12, now mate in 14. Black replied Kd8. Your move."
+
+use leptos::prelude::*;
+
+use crate::{
+    components::{board::pieces::color_name, practice::Shown},
+    practice::{game::PracticeGame, review::Review},
+    text::capitalized,
+};
+
+#[component]
+pub fn Status(shown: Shown, reviewed: Resource<Result<Review, String>>) -> impl IntoView {
+    let text = move || {
+        let game = shown.get().ok()?;
+        let review = reviewed.get();
+        Some(status_text(&game, review.as_ref()))
+    };
+    let failed = move || matches!(reviewed.get(), Some(Err(_)));
+    view! {
+        <p class="status practice-status" role="status" aria-live="polite">{text}</p>
+        {move || failed().then(|| view! {
+            <button class="retry js-only" on:click=move |_| reviewed.refetch()>"Retry"</button>
+        })}
+    }
+}
+
+/// The status in words.
+fn status_text(game: &PracticeGame, review: Option<&Result<Review, String>>) -> String {
+    let mut parts = Vec::new();
+    if let Some(dropped) = &game.dropped {
+        parts.push(dropped.clone());
+    }
+    parts.extend(last_exchange(game, review));
+    if let Some(end) = game.end() {
+        parts.push(format!("{}.", end.words()));
+        return parts.join(" ");
+    }
+    let Some(side) = game.setup.side else {
+        return parts.join(" ");
+    };
+    if game.players_turn() {
+        parts.push(format!("Your move ({}).", color_name(side)));
+    } else if let Some(Err(why)) = review {
+        parts.push(format!("No reply from the tablebase: {why}."));
+    } else {
+        parts.push(format!(
+            "{} is replying…",
+            capitalized(color_name(side.other()))
+        ));
+    }
+    parts.join(" ")
+}
+
+/// "You played Rh7: best: mate in 12. Black replied Kd8."
+fn last_exchange(game: &PracticeGame, review: Option<&Result<Review, String>>) -> Vec<String> {
+    let (Some(side), Some(&ply)) = (game.setup.side, game.player_plies().last()) else {
+        return Vec::new();
+    };
+    let marks = match review {
+        Some(Ok(review)) => review.marks_for(game),
+        _ => Vec::new(),
+    };
+    let judged = marks.last().cloned().flatten();
+    let mut out = vec![match judged {
+        Some(j) => format!("You played {}: {}.", game.plies[ply].san, j.words()),
+        None => format!("You played {}.", game.plies[ply].san),
+    }];
+    if let Some(reply) = game.plies.get(ply + 1) {
+        out.push(format!(
+            "{} replied {}.",
+            capitalized(color_name(side.other())),
+            reply.san
+        ));
+    }
+    out
+}

@@ -1,0 +1,98 @@
+//! The end of a practice game: how it ended, the player's marks counted,
+//! the game as PGN with each move's result as a comment, and two ways to
+//! try again (from the start, or from the first mistake).
+
+use leptos::prelude::*;
+
+use crate::{
+    components::{
+        line::movetext::{data_url, pgn},
+        practice::Shown,
+    },
+    practice::{
+        game::{End, PracticeGame},
+        judge::{Judgement, Mark},
+        review::Review,
+    },
+};
+
+#[component]
+pub fn Summary(shown: Shown, reviewed: Resource<Result<Review, String>>) -> impl IntoView {
+    move || {
+        let game = shown.get().ok()?;
+        let end = game.end()?;
+        let marks = match reviewed.get() {
+            Some(Ok(review)) => review.marks_for(&game),
+            _ => Vec::new(),
+        };
+        Some(summary_view(&game, &end, &marks))
+    }
+}
+
+fn summary_view(
+    game: &PracticeGame,
+    end: &End,
+    marks: &[Option<Judgement>],
+) -> impl IntoView + use<> {
+    let count = |mark: Mark| marks.iter().flatten().filter(|j| j.mark == mark).count();
+    let counts = format!(
+        "Best {} · slower {} · mistakes {}",
+        count(Mark::Best),
+        count(Mark::Slower),
+        count(Mark::Mistake)
+    );
+    let text = game_pgn(game, end, marks);
+    let href = data_url("application/x-chess-pgn", &text);
+    let again = game.setup.with_moves(Vec::new()).href();
+    let plies = game.player_plies();
+    let first_mistake = marks
+        .iter()
+        .position(|j| j.as_ref().is_some_and(|j| j.mark == Mark::Mistake))
+        .and_then(|j| plies.get(j))
+        .map(|&ply| (game.from_ply(ply).href(), game.plies[ply].san.clone()));
+    view! {
+        <section class="practice-summary" aria-labelledby="practice-summary-title">
+            <h3 id="practice-summary-title">{end.words()}</h3>
+            <p class="practice-counts">{counts}</p>
+            <div class="practice-again">
+                <a class="again button" href=again>"Try again from the start"</a>
+                {first_mistake.map(|(href, san)| view! {
+                    <a class="again-mistake button" href=href title=format!("Back to before {san}")>
+                        "Try again from my first mistake"
+                    </a>
+                })}
+                <a class="pgn" href=href download="zugzwang-practice.pgn" data-pgn=text>"Download PGN"</a>
+            </div>
+        </section>
+    }
+}
+
+/// The game as PGN: each of the player's moves has its mark and result
+/// as a comment ("{mistake: win thrown away: now a draw (was mate in 12);
+/// Rh7 was best}").
+fn game_pgn(game: &PracticeGame, end: &End, marks: &[Option<Judgement>]) -> String {
+    let plies = game.player_plies();
+    let moves: Vec<(String, Option<String>)> = game
+        .plies
+        .iter()
+        .enumerate()
+        .map(|(ply, p)| {
+            let comment = plies
+                .iter()
+                .position(|&q| q == ply)
+                .and_then(|j| marks.get(j).cloned().flatten())
+                .map(|j| comment(&j));
+            (p.san.clone(), comment)
+        })
+        .collect();
+    pgn("Zugzwang practice", &game.setup.fen, &moves, end.result())
+}
+
+/// A move's PGN comment; braces cannot appear inside one.
+fn comment(j: &Judgement) -> String {
+    let mut text = j.words();
+    if j.mark != Mark::Best {
+        text.push_str(&format!("; {} was best", j.best_san));
+    }
+    text.replace(['{', '}'], "")
+}
