@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 // What ships: the end-to-end tests run against the release build, whose
 // first download must stay small enough for a phone on a slow line. The
 // rarely used parts of the page (editor, mainline, statistics, played
-// moves, promotion) are WASM files of their own (`cargo leptos --split`),
+// moves, promotion, the practice page) are WASM files of their own (`cargo leptos --split`),
 // fetched on first use or when the browser is idle after hydration.
 
 // The first load's budget. Issue 25 aims at 260 KiB; splitting off the
@@ -79,7 +79,7 @@ test('every split part is its own file, and the bundle is cached for a year', as
   const manifest: Record<string, string[]> = await (
     await request.get(`/pkg/__wasm_split_manifest.${manifestHash}.json`)
   ).json();
-  for (const part of ['editor', 'promotion', 'played', 'mainline', 'stats']) {
+  for (const part of ['editor', 'promotion', 'played', 'mainline', 'stats', 'practice']) {
     expect(Object.keys(manifest), `the ${part} part`).toContain(part);
   }
   for (const [part, files] of Object.entries(manifest)) {

@@ -102,7 +102,7 @@ pub fn Practice() -> impl IntoView {
                 }}
                 <PracticeBoard shown answers/>
                 <div class="side">
-                    <section class="practice-panel">
+                    <section class="practice-panel" data-fen=move || shown.with(|g| g.as_ref().ok().map(|g| g.fen())) data-state=move || state(shown)>
                         <h2>"Play it out"</h2>
                         {move || match shown.get() {
                             Err(why) => view! { <p class="status error" role="alert">{why}</p> }.into_any(),
@@ -125,6 +125,18 @@ pub fn Practice() -> impl IntoView {
             </Transition>
         </div>
     }
+}
+
+/// Whose turn it is, for tests and styles: "choosing", "player",
+/// "tablebase" or "over".
+fn state(shown: Shown) -> &'static str {
+    shown.with(|g| match g {
+        Err(_) => "over",
+        Ok(g) if g.end().is_some() => "over",
+        Ok(g) if g.setup.side.is_none() => "choosing",
+        Ok(g) if g.players_turn() => "player",
+        Ok(_) => "tablebase",
+    })
 }
 
 /// The reply of a review, if it belongs to this game.

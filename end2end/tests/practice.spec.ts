@@ -1,0 +1,158 @@
+import { test, expect, type Page } from '@playwright/test';
+import { Chess } from 'chess.js';
+import { apiAnswer, clickSquare, openHydrated } from './helpers';
+
+// Playing a position out against the tablebase (issue 26): the page plays
+// the other side from the API's answers, marks each of the player's moves
+// and keeps the game in its URL.
+
+const KRvK = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';
+const KBNvK = '8/8/8/8/8/7B/8/Nk5K w - - 0 1';
+const KQvKR = '8/8/8/3k4/8/8/5r1Q/K7 w - - 0 1';
+
+function practiceUrl(fen: string, side: string, moves: string[] = []): string {
+  const tail = moves.length ? `&moves=${moves.join('_')}` : '';
+  return `/practice?fen=${fen.replace(/ /g, '_')}&side=${side}&seed=1${tail}`;
+}
+
+const panel = (page: Page) => page.locator('.practice-panel');
+
+/** Opens a practice game and waits for the WASM to take over. */
+async function openPractice(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await expect(page.locator('.practice')).toHaveAttribute('data-hydrated', 'true');
+}
+
+/** Waits until it is the player's turn (or the game is over); the FEN then. */
+async function playersTurn(page: Page): Promise<{ state: string; fen: string }> {
+  await expect(panel(page)).toHaveAttribute('data-state', /^(player|over)$/);
+  return {
+    state: (await panel(page).getAttribute('data-state')) ?? '',
+    fen: (await panel(page).getAttribute('data-fen')) ?? '',
+  };
+}
+
+/** Plays a UCI move on the board by clicking its squares. */
+async function play(page: Page, uci: string): Promise<void> {
+  await clickSquare(page, uci.slice(0, 2));
+  await clickSquare(page, uci.slice(2, 4));
+}
+
+/** The plies in the page's URL. */
+function urlMoves(page: Page): string[] {
+  return (new URL(page.url()).searchParams.get('moves') ?? '').split('_').filter(Boolean);
+}
+
+test('KRvK played to mate: every best move is marked best, and the PGN parses', async ({ page, request }) => {
+  await openPractice(page, practiceUrl(KRvK, 'white'));
+  let plies = 0;
+  for (let turn = 0; turn < 40; turn++) {
+    const { state, fen } = await playersTurn(page);
+    if (state === 'over') break;
+    const best = (await apiAnswer(request, fen)).moves[0];
+    await play(page, best.uci);
+    plies += 1;
+    // The move, its mark, and the reply that follows in the URL.
+    await expect(page.locator('.practice-status')).toContainText(`You played ${best.san}: best`);
+    await expect.poll(() => urlMoves(page).length).toBeGreaterThanOrEqual(plies);
+    plies = urlMoves(page).length;
+  }
+  await expect(page.locator('.practice-status')).toContainText('Checkmate: White wins');
+  await expect(page.locator('.practice-summary')).toContainText('slower 0 · mistakes 0');
+  await expect(page.locator('.practice-record .mark.best').first()).toBeVisible();
+  await expect(page.locator('.practice-record .mark.mistake')).toHaveCount(0);
+  const pgn = (await page.locator('.practice-summary a.pgn').getAttribute('data-pgn')) ?? '';
+  const chess = new Chess();
+  chess.loadPgn(pgn);
+  expect(chess.isCheckmate()).toBe(true);
+  expect(chess.getHeaders()['FEN']).toBe(KRvK);
+  expect(chess.getHeaders()['Result']).toBe('1-0');
+  expect(chess.history().length).toBe(urlMoves(page).length);
+  expect(pgn).toMatch(/\{best: mate in \d+\}/);
+});
+
+test('a move that throws the KQvKR win away is a mistake, with the result before and after', async ({
+  page,
+  request,
+}) => {
+  await openPractice(page, practiceUrl(KQvKR, 'white'));
+  const { fen } = await playersTurn(page);
+  const answer = await apiAnswer(request, fen);
+  expect(answer.category).toBe('win');
+  // The worst move: it leaves Black a draw or a win.
+  const worst = answer.moves[answer.moves.length - 1];
+  expect(['draw', 'win', 'cursed-win', 'blessed-loss']).toContain(worst.category);
+  await play(page, worst.uci);
+  const status = page.locator('.practice-status');
+  await expect(status).toContainText(`You played ${worst.san}: mistake: win thrown away: now`);
+  await expect(status).toContainText(/was mate in \d+|mated in \d+|now a draw/);
+  await expect(page.locator('.practice-record .mark.mistake')).toHaveCount(1);
+  // Takeback: back to before the mistake, the record empty again.
+  await page.locator('a.takeback').click();
+  await expect.poll(() => urlMoves(page)).toEqual([]);
+  expect((await playersTurn(page)).fen).toBe(fen);
+  await expect(page.locator('.practice-record')).toHaveCount(0);
+});
+
+test('a reload resumes the game, and the hint names the best move only when asked again', async ({
+  page,
+  request,
+}) => {
+  await openPractice(page, practiceUrl(KRvK, 'white'));
+  for (let i = 0; i < 2; i++) {
+    const { fen } = await playersTurn(page);
+    await play(page, (await apiAnswer(request, fen)).moves[0].uci);
+    await expect.poll(() => urlMoves(page).length).toBe(2 * (i + 1));
+  }
+  const before = await playersTurn(page);
+  await page.reload();
+  await expect(page.locator('.practice')).toHaveAttribute('data-hydrated', 'true');
+  expect(await playersTurn(page)).toEqual(before);
+  await expect(page.locator('.practice-record li')).toHaveCount(2);
+  await expect(page.locator('.practice-record .mark.best')).toHaveCount(2);
+
+  await page.locator('button.hint').click();
+  const hint = page.locator('.practice-hint');
+  await expect(hint.locator('.hint-group.win')).toBeVisible();
+  await expect(hint.locator('.hint-best')).toHaveCount(0);
+  await page.locator('button.hint').click();
+  const best = (await apiAnswer(request, before.fen)).moves[0].san;
+  await expect(hint.locator('.hint-best')).toContainText(best);
+});
+
+test('from the explorer: KBNvK, "Play this out", White: mate in 33 to find', async ({ page }) => {
+  await openHydrated(page, KBNvK);
+  await page.locator('a.play-out').click();
+  await expect(page).toHaveURL(/\/practice\?/);
+  await expect(page.locator('.practice-sides')).toContainText('Play White (to move): mate in 33');
+  await expect(page.locator('.practice-sides')).toContainText('Play Black: mated in 33');
+  await page.locator('a.play-side.white').click();
+  expect((await playersTurn(page)).state).toBe('player');
+  await expect(page.locator('.practice-status')).toContainText('Your move (white)');
+  await page.locator('a.to-explorer').click();
+  await expect(page.locator('.explorer:not(.practice)')).toBeVisible();
+});
+
+test('playing Black: the tablebase moves first, and resigning ends the game with a summary', async ({ page }) => {
+  await openPractice(page, practiceUrl(KRvK, 'black'));
+  await playersTurn(page);
+  expect(urlMoves(page).length).toBe(1);
+  await expect(page.locator('.practice-record .opening')).toContainText('The tablebase began');
+  await page.locator('a.resign').click();
+  await expect(page.locator('.practice-summary')).toContainText('Black resigned: White wins');
+  expect(new URL(page.url()).searchParams.get('resigned')).toBe('1');
+});
+
+test.describe('without JavaScript', () => {
+  test.use({ javaScriptEnabled: false });
+
+  test('the moves are links, and the server plays the reply', async ({ page }) => {
+    await page.goto(practiceUrl(KRvK, 'white'));
+    const link = page.locator('.practice-moves a.practice-move', { hasText: 'Rh7' });
+    await link.click();
+    await expect(page.locator('.practice-status')).toContainText('You played Rh7:');
+    await expect(page.locator('.practice-status')).toContainText('Black replied');
+    await expect(page.locator('.practice-moves a.practice-move').first()).toBeVisible();
+    await expect(page.locator('.practice-record li')).toHaveCount(1);
+  });
+});
