@@ -161,12 +161,12 @@ pub fn chances_to_go_wrong(answer: &TablebaseAnswer) -> usize {
 /// The tablebase's move. `chances` gives, for a drawing move of
 /// [`drawing_choices`], the chances to go wrong it leaves (`None` when its
 /// answer is not known, counted as none).
-pub fn reply<'a>(
-    answer: &'a TablebaseAnswer,
+pub fn reply(
+    answer: &TablebaseAnswer,
     seed: u64,
     ply: usize,
     chances: impl Fn(&MoveInfo) -> Option<usize>,
-) -> Option<&'a MoveInfo> {
+) -> Option<&MoveInfo> {
     let metric = Metric::of(answer);
     let best = best_worth(answer)?;
     let candidates = answer.moves.iter().filter(|m| Worth::of(m, metric) == best);
