@@ -17,6 +17,20 @@ function practiceUrl(fen: string, side: string, moves: string[] = []): string {
 
 const panel = (page: Page) => page.locator('.practice-panel');
 
+// A hydration mismatch or a panic shows as a page error: none may happen.
+const pageErrors = new WeakMap<Page, string[]>();
+test.beforeEach(({ page }) => {
+  const errors: string[] = [];
+  pageErrors.set(page, errors);
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+});
+test.afterEach(({ page }) => {
+  expect(pageErrors.get(page) ?? []).toEqual([]);
+});
+
 /** Opens a practice game and waits for the WASM to take over. */
 async function openPractice(page: Page, url: string): Promise<void> {
   await page.goto(url);

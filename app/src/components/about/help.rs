@@ -40,6 +40,10 @@ fn text() -> impl IntoView {
                     <dd>
                         "Depth to mate (DTM): how many moves until checkmate with best play, the winner mating as fast as possible and the loser holding out as long as possible. \"Mate in 33\" counts the winner's moves. DTZ and DTM answer different questions: DTZ says how soon the next capture or pawn move comes, which is what the 50-move rule needs; DTM says how soon the game ends. Playing by DTZ wins, but often by a roundabout way (it rushes to the next capture); playing by DTM gives the shortest mate, which may take longer than the 50-move rule allows, so a \"mate in N\" can stand beside a cursed win. Shown where depth-to-mate tables are installed (up to 4 pieces here unless more were added)."
                     </dd>
+                    <dt>"Play this out"</dt>
+                    <dd>
+                        "Under the board: play the position against the tablebase from either side. It defends as well as it can, and every move of yours is marked best, slower or mistake, with the result before and after. The game is in the link, so it can be reloaded or shared."
+                    </dd>
                     <dt>"maybe"</dt>
                     <dd>
                         "The tables store some distances rounded by one ply to save space. When that rounding decides whether a win comes in time for the 50-move rule, the result reads \"maybe\"."

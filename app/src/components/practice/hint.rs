@@ -55,8 +55,8 @@ pub fn Hint(shown: Shown, answers: Answers) -> impl IntoView {
         });
     };
     let label = move || match level.get() {
-        Level::None => "💡 Hint",
-        _ => "💡 Show the best move",
+        Level::None => "Hint",
+        _ => "Show the best move",
     };
     view! {
         {move || fen.get().is_some().then(|| view! {

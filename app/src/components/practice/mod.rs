@@ -61,6 +61,38 @@ pub fn Practice() -> impl IntoView {
         move |setup| async move { review(answers, setup).await },
     );
     let played = Memo::new(move |_| setup.with(PracticeGame::replay));
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    view! {
+        // From the URL's game: the review is read inside the Transition
+        // only, which the server waits for before it writes the page.
+        <Title text=move || title(variant.get(), played.get().ok())/>
+        <div class="explorer practice" data-hydrated=move || hydrated.get().to_string()>
+            <Transition fallback=|| view! { <p class="practice-loading">"Loading the game…"</p> }>
+                <PracticeBody played reviewed answers/>
+            </Transition>
+        </div>
+    }
+}
+
+/// What the page is doing, which changes far less often than the game:
+/// the panel is rebuilt only when it changes, so its live status line
+/// stays in place for screen readers to follow.
+#[derive(Clone, Debug, PartialEq)]
+enum Phase {
+    Unplayable(String),
+    Choosing,
+    Playing,
+}
+
+/// The board and the panel, made inside the Transition so that every read
+/// of the review is one the server waits for and hydration finds ready.
+#[component]
+fn PracticeBody(
+    played: Memo<Result<PracticeGame, String>>,
+    reviewed: Resource<Result<Review, String>>,
+    answers: Answers,
+) -> impl IntoView {
     let shown: Shown = Memo::new(move |_| {
         let game = played.get()?;
         match reply_of(&game, reviewed.get()) {
@@ -89,40 +121,30 @@ pub fn Practice() -> impl IntoView {
             },
         );
     });
-    let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
-
+    let phase = Memo::new(move |_| match shown.get() {
+        Err(why) => Phase::Unplayable(why),
+        Ok(game) if game.setup.side.is_none() => Phase::Choosing,
+        Ok(_) => Phase::Playing,
+    });
     view! {
-        <Title text=move || title(variant.get(), shown.get().ok())/>
-        <div class="explorer practice" data-hydrated=move || hydrated.get().to_string()>
-            <Transition fallback=|| view! { <p class="practice-loading">"Loading the game…"</p> }>
-                {move || {
-                    // The server waits for the review before it writes the page.
-                    reviewed.track();
+        <PracticeBoard shown answers/>
+        <div class="side">
+            <section class="practice-panel" data-fen=move || shown.with(|g| g.as_ref().ok().map(|g| g.fen())) data-state=move || state(shown)>
+                <h2>"Play it out"</h2>
+                {move || match phase.get() {
+                    Phase::Unplayable(why) => view! { <p class="status error" role="alert">{why}</p> }.into_any(),
+                    Phase::Choosing => view! { <SideChoice shown reviewed/> }.into_any(),
+                    Phase::Playing => view! {
+                        <Status shown reviewed/>
+                        <Controls shown/>
+                        <Hint shown answers/>
+                        <Record shown reviewed/>
+                        <Summary shown reviewed/>
+                    }
+                    .into_any(),
                 }}
-                <PracticeBoard shown answers/>
-                <div class="side">
-                    <section class="practice-panel" data-fen=move || shown.with(|g| g.as_ref().ok().map(|g| g.fen())) data-state=move || state(shown)>
-                        <h2>"Play it out"</h2>
-                        {move || match shown.get() {
-                            Err(why) => view! { <p class="status error" role="alert">{why}</p> }.into_any(),
-                            Ok(game) if game.setup.side.is_none() => view! {
-                                <SideChoice game reviewed/>
-                            }
-                            .into_any(),
-                            Ok(_) => view! {
-                                <Status shown reviewed/>
-                                <Controls shown/>
-                                <Hint shown answers/>
-                                <Record shown reviewed/>
-                                <Summary shown reviewed/>
-                            }
-                            .into_any(),
-                        }}
-                    </section>
-                    <PracticeHelp/>
-                </div>
-            </Transition>
+            </section>
+            <PracticeHelp/>
         </div>
     }
 }

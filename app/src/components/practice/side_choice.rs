@@ -5,15 +5,17 @@ use leptos::prelude::*;
 use shakmaty::{Color, Position};
 
 use crate::{
-    components::board::pieces::color_name,
+    components::{board::pieces::color_name, practice::Shown},
     position::to_fen,
-    practice::{game::PracticeGame, judge::Standing, review::Review},
+    practice::{judge::Standing, review::Review},
     source::position_href,
     text::capitalized,
 };
 
 #[component]
-pub fn SideChoice(game: PracticeGame, reviewed: Resource<Result<Review, String>>) -> impl IntoView {
+pub fn SideChoice(shown: Shown, reviewed: Resource<Result<Review, String>>) -> impl IntoView {
+    // The start does not change while the side is chosen.
+    let game = shown.get_untracked().ok()?;
     let turn = game.current().turn();
     let explorer = position_href(game.setup.variant, &to_fen(game.current()));
     let standing = move |side: Color| {
@@ -40,7 +42,7 @@ pub fn SideChoice(game: PracticeGame, reviewed: Resource<Result<Review, String>>
             </li>
         }
     };
-    view! {
+    Some(view! {
         <p class="practice-intro">
             "Take a side; the tablebase plays the other, as well as it can: \
              it mates fastest when it wins, resists longest when it loses, \
@@ -48,5 +50,5 @@ pub fn SideChoice(game: PracticeGame, reviewed: Resource<Result<Review, String>>
         </p>
         <ul class="practice-sides">{choice(Color::White)}{choice(Color::Black)}</ul>
         <a class="to-explorer button" href=explorer>"Back to the explorer"</a>
-    }
+    })
 }
