@@ -26,7 +26,7 @@ use leptos_router::{
     components::{Route, Router, Routes},
 };
 
-use crate::components::{explorer::Explorer, split_points::PracticeRoute};
+use crate::components::{explorer::Explorer, practice_route::PracticeRoute};
 
 /// The HTML document around the app, rendered by the server only.
 pub fn shell(options: LeptosOptions) -> impl IntoView {

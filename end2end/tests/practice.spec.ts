@@ -9,6 +9,7 @@ import { apiAnswer, clickSquare, openHydrated } from './helpers';
 const KRvK = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';
 const KBNvK = '8/8/8/8/8/7B/8/Nk5K w - - 0 1';
 const KQvKR = '8/8/8/3k4/8/8/5r1Q/K7 w - - 0 1';
+const KRvKR = 'k7/8/8/3r4/8/8/8/4K2R w - - 0 1';
 
 function practiceUrl(fen: string, side: string, moves: string[] = []): string {
   const tail = moves.length ? `&moves=${moves.join('_')}` : '';
@@ -57,21 +58,46 @@ function urlMoves(page: Page): string[] {
   return (new URL(page.url()).searchParams.get('moves') ?? '').split('_').filter(Boolean);
 }
 
+/** Counts the page's API requests from now on. */
+function countApiRequests(page: Page): string[] {
+  const asked: string[] = [];
+  page.on('request', (r) => {
+    if (/^\/(standard|atomic|antichess)$/.test(new URL(r.url()).pathname)) asked.push(r.url());
+  });
+  return asked;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
 test('KRvK played to mate: every best move is marked best, and the PGN parses', async ({ page, request }) => {
   await openPractice(page, practiceUrl(KRvK, 'white'));
+  const asked = countApiRequests(page);
+  const replyMs: number[] = [];
   let plies = 0;
+  let moves = 0;
   for (let turn = 0; turn < 40; turn++) {
     const { state, fen } = await playersTurn(page);
     if (state === 'over') break;
     const best = (await apiAnswer(request, fen)).moves[0];
+    const started = Date.now();
     await play(page, best.uci);
+    moves += 1;
     plies += 1;
     // The move, its mark, and the reply that follows in the URL.
     await expect(page.locator('.practice-status')).toContainText(`You played ${best.san}: best`);
     await expect.poll(() => urlMoves(page).length).toBeGreaterThanOrEqual(plies);
     plies = urlMoves(page).length;
+    await playersTurn(page);
+    replyMs.push(Date.now() - started);
   }
   await expect(page.locator('.practice-status')).toContainText('Checkmate: White wins');
+  // What the mode costs the server: the answers the explorer asks for too
+  // (one per position shown), no new kind of request.
+  console.log(
+    `practice KRvK: ${moves} moves of the player, ${asked.length} API requests ` +
+      `(${(asked.length / moves).toFixed(2)} per move), move to reply shown: median ${median(replyMs)} ms, ` +
+      `max ${Math.max(...replyMs)} ms (includes the click and the page's redraw)`,
+  );
   await expect(page.locator('.practice-summary')).toContainText('slower 0 · mistakes 0');
   await expect(page.locator('.practice-record .mark.best').first()).toBeVisible();
   await expect(page.locator('.practice-record .mark.mistake')).toHaveCount(0);
@@ -106,6 +132,24 @@ test('a move that throws the KQvKR win away is a mistake, with the result before
   await expect.poll(() => urlMoves(page)).toEqual([]);
   expect((await playersTurn(page)).fen).toBe(fen);
   await expect(page.locator('.practice-record')).toHaveCount(0);
+});
+
+test('a drawn KRvKR: the tablebase keeps the draw, looking one move further for traps', async ({ page, request }) => {
+  await openPractice(page, practiceUrl(KRvKR, 'white'));
+  const asked = countApiRequests(page);
+  for (let i = 0; i < 3; i++) {
+    const { fen } = await playersTurn(page);
+    const answer = await apiAnswer(request, fen);
+    expect(answer.category).toBe('draw');
+    const keep = answer.moves.find((m) => m.category === 'draw');
+    expect(keep).toBeTruthy();
+    await play(page, keep!.uci);
+    await expect(page.locator('.practice-status')).toContainText(`You played ${keep!.san}: best: draw`);
+    await expect.poll(() => urlMoves(page).length).toBe(2 * (i + 1));
+  }
+  const { fen } = await playersTurn(page);
+  expect((await apiAnswer(request, fen)).category).toBe('draw');
+  console.log(`practice KRvKR (drawn): 3 moves of the player, ${asked.length} API requests (the replies' look-ahead included)`);
 });
 
 test('a reload resumes the game, and the hint names the best move only when asked again', async ({

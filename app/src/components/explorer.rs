@@ -28,7 +28,7 @@ use crate::{
         move_list::{MoveEvents, Results},
         part::{ServerPart, server_html},
         play_area::PlayArea,
-        split_points,
+        practice_route, split_points,
     },
     hooks::{
         answers::{use_answers, use_installed_tables},
@@ -123,7 +123,7 @@ pub fn Explorer() -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| {
         hydrated.set(true);
-        split_points::prefetch();
+        split_points::prefetch(practice_route::preload());
     });
 
     let fen_shown = Signal::derive(move || url.current_fen.get().unwrap_or_else(|| url.fen.get()));

@@ -3,7 +3,7 @@
 //! notes beside them; the page itself (`explorer`) and the area that holds
 //! the board or the editor (`play_area`) compose them. The parts the first
 //! visit does not need load later (`part`, `split_points`), among them
-//! the practice page (`practice`).
+//! the practice page (`practice`, routed by `practice_route`).
 
 pub mod about;
 pub mod board;
@@ -14,4 +14,5 @@ pub mod move_list;
 pub mod part;
 pub mod play_area;
 pub mod practice;
+pub mod practice_route;
 pub mod split_points;

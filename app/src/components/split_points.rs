@@ -13,7 +13,6 @@
 //! browser runs, or their code is pulled back into the first download.
 
 use leptos::prelude::*;
-use leptos_router::LazyRoute;
 use shakmaty::{Color, Role};
 use wasm_split_helpers::wasm_split;
 
@@ -27,45 +26,9 @@ use crate::{
             mainline::{Mainline, MainlineProps},
             played::{Played, PlayedProps},
         },
-        part::{Loaded, not_loaded},
-        practice::Practice,
+        part::Loaded,
     },
 };
-
-/// The practice page (`/practice`), a route whose code loads when it is
-/// first visited: the router awaits it before showing the page, and the
-/// browser before hydrating a page the server rendered.
-pub struct PracticeRoute;
-
-impl LazyRoute for PracticeRoute {
-    fn data() -> Self {
-        PracticeRoute
-    }
-
-    async fn view(_: Self) -> AnyView {
-        match practice().await {
-            Ok(view) => view,
-            // Reloading asks for the part again (the server's page works
-            // without it meanwhile: its moves are links).
-            Err(_) => not_loaded("The practice page", || {
-                if let Some(window) = leptos::web_sys::window() {
-                    let _ = window.location().reload();
-                }
-            })
-            .into_any(),
-        }
-    }
-
-    async fn preload() {
-        let _: Result<(), _> = preload_practice().await;
-    }
-}
-
-/// The practice page's content.
-#[wasm_split(practice, fallible, preload(preload_practice))]
-pub fn practice() -> Loaded {
-    Ok(Practice().into_any())
-}
 
 /// The position editor, in place of the board.
 #[wasm_split(editor, fallible, preload(preload_editor))]
@@ -112,9 +75,11 @@ pub fn stats(props: StatsProps) -> Loaded {
 /// the clicks of a visit that has just begun do not wait for the parts
 /// (each part's instantiation is then a short task of its own). The order
 /// is that of a first visit: a move (the played moves), then the editor,
-/// the mainline, the statistics, a promotion, the practice page. A
-/// failure here is left for the use itself to show.
-pub fn prefetch() {
+/// the mainline, the statistics, a promotion, then `last` (the practice
+/// page's, which lives in `practice_route`: that part's code uses the
+/// board, whose promotion choice is one of the points here). A failure
+/// here is left for the use itself to show.
+pub fn prefetch(last: impl std::future::Future<Output = ()> + 'static) {
     leptos::task::spawn_local(async {
         idle().await;
         let _: Result<(), _> = preload_played().await;
@@ -127,7 +92,7 @@ pub fn prefetch() {
         idle().await;
         let _: Result<(), _> = preload_promotion().await;
         idle().await;
-        let _: Result<(), _> = preload_practice().await;
+        last.await;
     });
 }
 
