@@ -33,11 +33,30 @@ pub struct Review {
     pub start: Option<TablebaseAnswer>,
 }
 
+/// One of the player's moves as a review knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Marked {
+    Judged(Judgement),
+    /// The tables do not know its result (a table not installed).
+    Unknown,
+    /// Not reviewed yet: the review is of another game.
+    Pending,
+}
+
+impl Marked {
+    pub fn judgement(&self) -> Option<&Judgement> {
+        match self {
+            Marked::Judged(j) => Some(j),
+            _ => None,
+        }
+    }
+}
+
 impl Review {
     /// The marks of a game's player moves that this review knows: those
     /// of the moves the two games share (a review of the game before the
     /// last move, or after a takeback, still marks the moves before).
-    pub fn marks_for(&self, game: &PracticeGame) -> Vec<Option<Judgement>> {
+    pub fn marks_for(&self, game: &PracticeGame) -> Vec<Marked> {
         let common = self
             .moves
             .iter()
@@ -50,10 +69,12 @@ impl Review {
             .into_iter()
             .enumerate()
             .map(|(j, ply)| {
-                if ply < common {
-                    self.judged.get(j).cloned().flatten()
-                } else {
-                    None
+                if ply >= common {
+                    return Marked::Pending;
+                }
+                match self.judged.get(j).cloned().flatten() {
+                    Some(judged) => Marked::Judged(judged),
+                    None => Marked::Unknown,
                 }
             })
             .collect()
@@ -127,4 +148,59 @@ async fn tablebase_move(answers: Answers, game: &PracticeGame) -> Result<Option<
         answers.prefetch(fen);
     }
     Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::Color;
+
+    use super::*;
+    use crate::{
+        api::Category,
+        practice::judge::{Mark, Standing},
+        variant::Variant,
+    };
+
+    fn marked(san: &str) -> Judgement {
+        let standing = Standing {
+            category: Category::Win,
+            mate: Some(3),
+            dtz: Some(5),
+        };
+        Judgement {
+            san: san.to_string(),
+            mark: Mark::Best,
+            before: standing,
+            after: standing,
+            best_san: san.to_string(),
+        }
+    }
+
+    #[test]
+    fn marks_carry_over_to_the_moves_two_games_share() {
+        let setup =
+            Setup::new(Variant::Standard, "4k3/8/8/8/8/8/8/4K2R w - - 0 1").playing(Color::White);
+        let moves = |m: &[&str]| m.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let review = Review {
+            moves: moves(&["h1h7", "e8d8", "e1d2", "d8c8"]),
+            judged: vec![Some(marked("Rh7")), None],
+            reply: None,
+            start: None,
+        };
+        // One move further: the first two are known, the new one pending.
+        let longer = PracticeGame::replay(
+            &setup.with_moves(moves(&["h1h7", "e8d8", "e1d2", "d8c8", "d2d3"])),
+        )
+        .expect("legal");
+        let marks = review.marks_for(&longer);
+        assert_eq!(marks[0].judgement().map(|j| j.san.as_str()), Some("Rh7"));
+        assert_eq!(marks[1], Marked::Unknown);
+        assert_eq!(marks[2], Marked::Pending);
+        // Another second move: only the first is this review's.
+        let other = PracticeGame::replay(&setup.with_moves(moves(&["h1h7", "e8d8", "e1e2"])))
+            .expect("legal");
+        let marks = review.marks_for(&other);
+        assert!(marks[0].judgement().is_some());
+        assert_eq!(marks[1], Marked::Pending);
+    }
 }

@@ -6,7 +6,10 @@ use shakmaty::Position;
 
 use crate::{
     components::practice::Shown,
-    practice::{game::PracticeGame, judge::Judgement, review::Review},
+    practice::{
+        game::PracticeGame,
+        review::{Marked, Review},
+    },
 };
 
 /// One line of the record.
@@ -15,7 +18,7 @@ struct Line {
     /// "12." or "12...".
     number: String,
     san: String,
-    judged: Option<Judgement>,
+    marked: Marked,
     reply: Option<String>,
 }
 
@@ -44,13 +47,14 @@ pub fn Record(shown: Shown, reviewed: Resource<Result<Review, String>>) -> impl 
 }
 
 fn line_view(line: Line) -> impl IntoView {
-    let (class, icon, words) = match &line.judged {
-        Some(j) => (format!("mark {}", j.mark.label()), j.mark.icon(), j.words()),
-        None => (
+    let (class, icon, words) = match &line.marked {
+        Marked::Judged(j) => (format!("mark {}", j.mark.label()), j.mark.icon(), j.words()),
+        Marked::Unknown => (
             "mark unjudged".to_string(),
-            "…",
-            "not judged yet".to_string(),
+            "?",
+            "not judged: the tables do not know this result".to_string(),
         ),
+        Marked::Pending => ("mark unjudged".to_string(), "…", "being judged".to_string()),
     };
     view! {
         <li>
@@ -66,7 +70,7 @@ fn line_view(line: Line) -> impl IntoView {
 
 /// The tablebase's moves before the player's first, and a line per
 /// player move.
-fn record_lines(game: &PracticeGame, marks: &[Option<Judgement>]) -> (Option<String>, Vec<Line>) {
+fn record_lines(game: &PracticeGame, marks: &[Marked]) -> (Option<String>, Vec<Line>) {
     let plies = game.player_plies();
     let first = plies.first().copied().unwrap_or(game.plies.len());
     let opening = (first > 0).then(|| {
@@ -89,7 +93,7 @@ fn record_lines(game: &PracticeGame, marks: &[Option<Judgement>]) -> (Option<Str
             Line {
                 number,
                 san: game.plies[ply].san.clone(),
-                judged: marks.get(j).cloned().flatten(),
+                marked: marks.get(j).cloned().unwrap_or(Marked::Pending),
                 reply: game.plies.get(ply + 1).map(|p| p.san.clone()),
             }
         })

@@ -62,7 +62,7 @@ fn last_exchange(game: &PracticeGame, review: Option<&Result<Review, String>>) -
         Some(Ok(review)) => review.marks_for(game),
         _ => Vec::new(),
     };
-    let judged = marks.last().cloned().flatten();
+    let judged = marks.last().and_then(|m| m.judgement().cloned());
     let mut out = vec![match judged {
         Some(j) => format!("You played {}: {}.", game.plies[ply].san, j.words()),
         None => format!("You played {}.", game.plies[ply].san),

@@ -12,7 +12,7 @@ use crate::{
     practice::{
         game::{End, PracticeGame},
         judge::{Judgement, Mark},
-        review::Review,
+        review::{Marked, Review},
     },
 };
 
@@ -29,12 +29,14 @@ pub fn Summary(shown: Shown, reviewed: Resource<Result<Review, String>>) -> impl
     }
 }
 
-fn summary_view(
-    game: &PracticeGame,
-    end: &End,
-    marks: &[Option<Judgement>],
-) -> impl IntoView + use<> {
-    let count = |mark: Mark| marks.iter().flatten().filter(|j| j.mark == mark).count();
+fn summary_view(game: &PracticeGame, end: &End, marks: &[Marked]) -> impl IntoView + use<> {
+    let count = |mark: Mark| {
+        marks
+            .iter()
+            .filter_map(Marked::judgement)
+            .filter(|j| j.mark == mark)
+            .count()
+    };
     let counts = format!(
         "Best {} · slower {} · mistakes {}",
         count(Mark::Best),
@@ -47,7 +49,7 @@ fn summary_view(
     let plies = game.player_plies();
     let first_mistake = marks
         .iter()
-        .position(|j| j.as_ref().is_some_and(|j| j.mark == Mark::Mistake))
+        .position(|m| m.judgement().is_some_and(|j| j.mark == Mark::Mistake))
         .and_then(|j| plies.get(j))
         .map(|&ply| (game.from_ply(ply).href(), game.plies[ply].san.clone()));
     view! {
@@ -70,7 +72,7 @@ fn summary_view(
 /// The game as PGN: each of the player's moves has its mark and result
 /// as a comment ("{mistake: win thrown away: now a draw (was mate in 12);
 /// Rh7 was best}").
-fn game_pgn(game: &PracticeGame, end: &End, marks: &[Option<Judgement>]) -> String {
+fn game_pgn(game: &PracticeGame, end: &End, marks: &[Marked]) -> String {
     let plies = game.player_plies();
     let moves: Vec<(String, Option<String>)> = game
         .plies
@@ -80,8 +82,8 @@ fn game_pgn(game: &PracticeGame, end: &End, marks: &[Option<Judgement>]) -> Stri
             let comment = plies
                 .iter()
                 .position(|&q| q == ply)
-                .and_then(|j| marks.get(j).cloned().flatten())
-                .map(|j| comment(&j));
+                .and_then(|j| marks.get(j).and_then(Marked::judgement))
+                .map(comment);
             (p.san.clone(), comment)
         })
         .collect();
