@@ -19,6 +19,7 @@ use crate::{
         about::stats::{Stats, StatsProps},
         board::arrow::HoveredMove,
         board::clock::Clock,
+        board::flip::FlipButton,
         board::pieces::color_name,
         editor::fen_box::FenBox,
         editor::variant_switch::VariantSwitch,
@@ -200,14 +201,7 @@ fn BoardTools(
     };
     view! {
         <div class="board-tools">
-            <button
-                class="flip js-only"
-                title="Flip the board (f)"
-                aria-pressed=move || (orientation.get() == Color::Black).to_string()
-                on:click=move |_| orientation.update(|o| *o = o.other())
-            >
-                "⇅ Flip"
-            </button>
+            <FlipButton orientation title="Flip the board (f)"/>
             <button class="edit js-only" title="Set up a position (e)" hidden=move || editing.get() on:click=move |_| mode.update(Mode::toggle_editor)>
                 "✎ Editor"
             </button>

@@ -11,6 +11,7 @@
 pub mod arrow;
 pub mod clock;
 pub mod drag;
+pub mod flip;
 pub mod keys;
 pub mod pieces;
 pub mod promotion;

@@ -24,7 +24,7 @@ use leptos_router::{
 use shakmaty::{Color, Move, Position, Square, uci::UciMove};
 
 use crate::{
-    components::board::{Board, arrow::HoveredMove},
+    components::board::{Board, arrow::HoveredMove, flip::FlipButton},
     hooks::answers::Answers,
     material,
     move_squares::move_squares,
@@ -224,14 +224,7 @@ fn PracticeBoard(shown: Shown, answers: Answers) -> impl IntoView {
         <div class="play">
             <Board pos=playable placement orientation last_move hover on_move answers/>
             <div class="board-tools">
-                <button
-                    class="flip js-only"
-                    title="Flip the board"
-                    aria-pressed=move || (orientation.get() == Color::Black).to_string()
-                    on:click=move |_| orientation.update(|o| *o = o.other())
-                >
-                    "⇅ Flip"
-                </button>
+                <FlipButton orientation title="Flip the board"/>
             </div>
         </div>
     }
