@@ -4,9 +4,10 @@
 
 use leptos::prelude::*;
 
+use shakmaty::Position;
+
 use crate::{
-    components::practice::{Shown, move_links},
-    position::to_fen,
+    components::practice::Shown, position::to_fen, practice::game::PracticeGame,
     source::position_href,
 };
 
@@ -40,4 +41,17 @@ pub fn Controls(shown: Shown) -> impl IntoView {
             })}
         })
     }
+}
+
+/// The player's legal moves: each one's SAN and the link that plays it.
+fn move_links(game: &PracticeGame) -> Vec<(String, String)> {
+    let pos = game.current();
+    pos.legal_moves()
+        .into_iter()
+        .map(|m| {
+            let (info, _) = crate::api::MoveInfo::play(pos, m);
+            let href = game.with_move(info.uci).href();
+            (info.san, href)
+        })
+        .collect()
 }

@@ -21,13 +21,12 @@ use leptos_router::{
     NavigateOptions,
     hooks::{use_navigate, use_query_map},
 };
-use shakmaty::{Color, Move, Position, Square, uci::UciMove};
+use shakmaty::{Color, Move, Position, Square};
 
 use crate::{
     components::board::{Board, arrow::HoveredMove, flip::FlipButton},
     hooks::answers::Answers,
     material,
-    move_squares::move_squares,
     practice::{
         game::PracticeGame,
         review::{Review, review},
@@ -244,23 +243,4 @@ fn title(variant: Variant, game: Option<PracticeGame>) -> String {
         ),
         None => "Practice — Zugzwang".to_string(),
     }
-}
-
-/// The player's legal moves as UCI and SAN with the link that plays each.
-pub fn move_links(game: &PracticeGame) -> Vec<(String, String)> {
-    let pos = game.current();
-    pos.legal_moves()
-        .into_iter()
-        .map(|m| {
-            let (info, _) = crate::api::MoveInfo::play(pos, m);
-            let href = game.with_move(info.uci).href();
-            (info.san, href)
-        })
-        .collect()
-}
-
-/// The squares of a UCI move in a position, for marks on the board.
-pub fn squares_of(pos: &crate::game::Game, uci: &str) -> Option<(Square, Square)> {
-    let m = uci.parse::<UciMove>().ok()?.to_move(pos).ok()?;
-    move_squares(&m)
 }
