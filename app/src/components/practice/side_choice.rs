@@ -33,11 +33,10 @@ pub fn SideChoice(shown: Shown, reviewed: Resource<Result<Review, String>>) -> i
         let href = game.setup.playing(side).href();
         let name = capitalized(color_name(side));
         let moves = if side == turn { " (to move)" } else { "" };
+        let label = format!("Play {name}{moves}");
         view! {
             <li>
-                <a class=format!("play-side {}", color_name(side)) href=href>
-                    "Play "{name.clone()}{moves}
-                </a>
+                <a class=format!("play-side {}", color_name(side)) href=href>{label}</a>
                 {move || standing(side).map(|s| format!(": {}", s.text()))}
             </li>
         }
