@@ -5,7 +5,7 @@
 //! moves (`judge`), and the review that puts them together from the
 //! answers the API already gives (`review`).
 //!
-//! The page is `components::practice`, a part of its own (`split_points`).
+//! The page is `components::practice`, a part of its own (`components::practice_route`).
 
 pub mod defence;
 pub mod game;

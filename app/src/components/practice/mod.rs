@@ -4,7 +4,7 @@
 //! the moves marked best, slower or mistake, a hint, takeback and
 //! resigning, and at the end a summary with the game's PGN.
 //!
-//! The page is a part of its own (`split_points::practice`): the explorer's
+//! The page is a part of its own (`practice_route`): the explorer's
 //! first download carries none of it.
 
 pub mod controls;
