@@ -191,6 +191,15 @@ test('from the explorer: KBNvK, "Play this out", White: mate in 33 to find', asy
   await expect(page.locator('.explorer:not(.practice)')).toBeVisible();
 });
 
+test("the statistics' longest wins open a practice game too", async ({ page }) => {
+  await openHydrated(page, '8/8/8/8/4K3/8/1q6/k7 w - - 0 1');
+  const link = page.locator('a.play-out-example').first();
+  await expect(link).toBeVisible();
+  await link.click();
+  await expect(page).toHaveURL(/\/practice\?fen=/);
+  await expect(page.locator('.practice-sides a.play-side')).toHaveCount(2);
+});
+
 test('playing Black: the tablebase moves first, and resigning ends the game with a summary', async ({ page }) => {
   await openPractice(page, practiceUrl(KRvK, 'black'));
   await playersTurn(page);

@@ -13,7 +13,7 @@
 use leptos::prelude::*;
 use shakmaty::Color;
 
-use crate::{material, source::position_href, variant::Variant};
+use crate::{material, practice::setup::practice_href, source::position_href, variant::Variant};
 
 const DATA: &str = include_str!("stats.tsv");
 
@@ -97,7 +97,8 @@ fn percent(part: u64, total: u64) -> String {
 /// Leptos views: the table is static markup around a few numbers, and as
 /// views its element types alone were about 8 KB of the gzipped WASM. Every
 /// value in it is a table name, a number or a link made by
-/// [`position_href`], none of which holds a character HTML would read.
+/// [`position_href`] or [`practice_href`], none of which holds a character
+/// HTML would read.
 #[component]
 pub fn Stats(#[prop(into)] placement: Signal<shakmaty::Board>) -> impl IntoView {
     // The table, as a memo: most moves keep the material, and the section
@@ -176,8 +177,9 @@ fn longest_wins(stats: &TableStats, swapped: bool) -> String {
         // The example is in the table's colours (stronger side white).
         // The statistics are of the standard tables.
         let href = position_href(Variant::Standard, fen);
+        let practice = practice_href(Variant::Standard, fen);
         Some(format!(
-            r#"<li>Longest win for {who}: DTZ {ply} <a href="{href}">(example)</a></li>"#
+            r#"<li>Longest win for {who}: DTZ {ply} <a href="{href}">(example)</a> <a class="play-out-example" href="{practice}">(play it out)</a></li>"#
         ))
     })
     .collect()
@@ -215,6 +217,10 @@ mod tests {
         assert!(html.contains("Table <strong>KQvK</strong>"), "{html}");
         assert!(
             html.contains("<li>Longest win for Black: DTZ 20 <a href=\"/?fen="),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<a class="play-out-example" href="/practice?fen="#),
             "{html}"
         );
         assert_eq!(html.matches("<tr>").count(), 3, "{html}");
