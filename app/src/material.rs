@@ -5,6 +5,8 @@
 
 use shakmaty::{Board, Color, Role};
 
+use crate::variant::Variant;
+
 /// One side's pieces as table names write them: `KQR`, king first, then
 /// from queen down to pawn.
 pub fn side(board: &Board, color: Color) -> String {
@@ -23,6 +25,16 @@ pub fn side(board: &Board, color: Color) -> String {
 /// the position, a table looked up either way round).
 pub fn with_first(board: &Board, first: Color) -> String {
     format!("{}v{}", side(board, first), side(board, first.other()))
+}
+
+/// The material as the tab's title names it, White's pieces first and
+/// the rules before it where they are not standard chess: "Atomic KRvK".
+pub fn titled(variant: Variant, board: &Board) -> String {
+    let material = with_first(board, Color::White);
+    match variant {
+        Variant::Standard => material,
+        other => format!("{} {material}", other.label()),
+    }
 }
 
 /// The Syzygy table of a board's material, named as the files are: the

@@ -241,12 +241,7 @@ fn title(
 
 /// The tab's title: the material and the side to move, "KRvK, white to move".
 fn page_title(variant: Variant, board: &shakmaty::Board, pos: Option<Game>) -> String {
-    let rules = match variant {
-        Variant::Standard => "",
-        Variant::Atomic => "Atomic ",
-        Variant::Antichess => "Antichess ",
-    };
-    let material = format!("{rules}{}", material::with_first(board, Color::White));
+    let material = material::titled(variant, board);
     match pos {
         Some(p) => format!("{material}, {} to move — Zugzwang", color_name(p.turn())),
         None => "Illegal position — Zugzwang".to_string(),

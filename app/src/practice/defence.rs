@@ -128,6 +128,19 @@ pub fn best_worth(answer: &TablebaseAnswer) -> Option<Worth> {
     answer.moves.iter().map(|m| Worth::of(m, metric)).max()
 }
 
+/// The moves worth as much as the best: the best moves, all of them.
+pub fn best_moves(answer: &TablebaseAnswer) -> Vec<&MoveInfo> {
+    let metric = Metric::of(answer);
+    let Some(best) = best_worth(answer) else {
+        return Vec::new();
+    };
+    answer
+        .moves
+        .iter()
+        .filter(|m| Worth::of(m, metric) == best)
+        .collect()
+}
+
 /// The moves whose choice needs the answers of the positions after them:
 /// the drawing moves, when keeping the draw is the best the side to move
 /// can do and there is more than one way to.
@@ -167,9 +180,8 @@ pub fn reply(
     ply: usize,
     chances: impl Fn(&MoveInfo) -> Option<usize>,
 ) -> Option<&MoveInfo> {
-    let metric = Metric::of(answer);
     let best = best_worth(answer)?;
-    let candidates = answer.moves.iter().filter(|m| Worth::of(m, metric) == best);
+    let candidates = best_moves(answer).into_iter();
     let preference = |m: &MoveInfo| -> (usize, bool, Reverse<i32>, i32) {
         match best.standing {
             DRAWN => (chances(m).unwrap_or(0), false, Reverse(0), 0),

@@ -6,10 +6,12 @@ use shakmaty::{Color, KnownOutcome, Outcome, Position, Square, uci::UciMove};
 
 use crate::{
     api::MoveInfo,
+    components::board::pieces::color_name,
     game::{Game, end_words, parse_game_fen},
     move_squares::move_squares,
     position::to_fen,
     practice::setup::Setup,
+    text::capitalized,
 };
 
 /// One ply of the game.
@@ -86,6 +88,11 @@ pub struct PracticeGame {
     pub plies: Vec<Ply>,
     /// Why the URL's moves were not all played, if they were not.
     pub dropped: Option<String>,
+    /// How the game ended, worked out once: the page asks on every redraw.
+    end: Option<End>,
+    /// Each position's FEN without its clocks, for repetitions: written
+    /// once per ply, not once per question.
+    keys: Vec<String>,
 }
 
 impl PracticeGame {
@@ -98,7 +105,10 @@ impl PracticeGame {
             positions: vec![start],
             plies: Vec::new(),
             dropped: None,
+            end: None,
+            keys: Vec::new(),
         };
+        game.keys.push(repetition_key(game.current()));
         for (i, uci) in setup.moves.iter().enumerate() {
             if let Some(end) = game.end_of_play() {
                 game.dropped = Some(format!(
@@ -116,6 +126,12 @@ impl PracticeGame {
             }
         }
         game.setup.moves = game.plies.iter().map(|p| p.uci.clone()).collect();
+        game.end = game.end_of_play().or_else(|| match game.setup.side {
+            Some(side) if game.setup.resigned => Some(End::Resigned {
+                winner: side.other(),
+            }),
+            _ => None,
+        });
         Ok(game)
     }
 
@@ -133,6 +149,7 @@ impl PracticeGame {
             san: info.san,
             squares: move_squares(&m),
         });
+        self.keys.push(repetition_key(&after));
         self.positions.push(after);
         Ok(())
     }
@@ -170,15 +187,7 @@ impl PracticeGame {
 
     /// How the game has ended, or `None` while it goes on.
     pub fn end(&self) -> Option<End> {
-        if let Some(end) = self.end_of_play() {
-            return Some(end);
-        }
-        match self.setup.side {
-            Some(side) if self.setup.resigned => Some(End::Resigned {
-                winner: side.other(),
-            }),
-            _ => None,
-        }
+        self.end.clone()
     }
 
     /// The end the board shows, by the rules.
@@ -214,12 +223,10 @@ impl PracticeGame {
     /// How often the current position has stood on the board (pieces,
     /// side to move, castling and en passant: the FEN without its clocks).
     fn repetitions(&self) -> usize {
-        let key = |pos: &Game| {
-            let fen = to_fen(pos);
-            fen.split(' ').take(4).collect::<Vec<_>>().join(" ")
+        let Some(now) = self.keys.last() else {
+            return 0;
         };
-        let now = key(self.current());
-        self.positions.iter().filter(|p| key(p) == now).count()
+        self.keys.iter().filter(|k| *k == now).count()
     }
 
     /// The game with one more move.
@@ -243,11 +250,14 @@ impl PracticeGame {
     }
 }
 
-fn name(color: Color) -> &'static str {
-    match color {
-        Color::White => "White",
-        Color::Black => "Black",
-    }
+/// What a repetition compares: the FEN without its clocks.
+fn repetition_key(pos: &Game) -> String {
+    let fen = to_fen(pos);
+    fen.split(' ').take(4).collect::<Vec<_>>().join(" ")
+}
+
+fn name(color: Color) -> String {
+    capitalized(color_name(color))
 }
 
 #[cfg(test)]

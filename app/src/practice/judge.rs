@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     api::{Category, MoveInfo, PositionInfo, TablebaseAnswer},
-    components::move_list::mate::MoveMate,
-    practice::defence::{Metric, Worth, best_worth},
+    components::move_list::mate::{self, MoveMate},
+    practice::defence::{Metric, Worth, best_moves, best_worth},
 };
 
 /// A player's move, marked.
@@ -55,8 +55,8 @@ impl Standing {
     pub fn before(root: &PositionInfo) -> Standing {
         let mate = root.dtm.and_then(|d| match d {
             0 => None,
-            d if d > 0 => Some(d.unsigned_abs().div_ceil(2) as i32),
-            d => Some(-(d.unsigned_abs().div_ceil(2) as i32)),
+            d if d > 0 => Some(mate::moves(d.unsigned_abs()) as i32),
+            d => Some(-(mate::moves(d.unsigned_abs()) as i32)),
         });
         Standing {
             category: root.category,
@@ -172,7 +172,7 @@ pub fn judge(answer: &TablebaseAnswer, uci: &str) -> Option<Judgement> {
     let played = answer.moves.iter().find(|m| m.uci == uci)?;
     let metric = Metric::of(answer);
     let best = best_worth(answer)?;
-    let best_move = answer.moves.iter().find(|m| Worth::of(m, metric) == best)?;
+    let best_move = *best_moves(answer).first()?;
     let before = Standing::before(&answer.pos);
     let after = Standing::after(played);
     let (was, now) = (before.result()?, after.result()?);

@@ -7,7 +7,7 @@
 
 /// Full moves of the mating side in `plies` plies (the last ply is the
 /// mate, played by the mating side).
-fn moves(plies: u32) -> u32 {
+pub fn moves(plies: u32) -> u32 {
     plies.div_ceil(2)
 }
 

@@ -7,7 +7,7 @@ use crate::{
     api::TablebaseAnswer,
     components::{move_list::outcome::Outcome, practice::Shown},
     hooks::answers::Answers,
-    practice::defence::{Metric, Worth, best_worth},
+    practice::defence::best_moves,
 };
 
 /// How much the hint shows.
@@ -109,14 +109,7 @@ fn hint_view(answer: &TablebaseAnswer, level: Level) -> impl IntoView + use<> {
     })
     .collect_view();
     let best = (level == Level::Best).then(|| {
-        let metric = Metric::of(answer);
-        let top = best_worth(answer);
-        let sans: Vec<String> = answer
-            .moves
-            .iter()
-            .filter(|m| Some(Worth::of(m, metric)) == top)
-            .map(|m| m.san.clone())
-            .collect();
+        let sans: Vec<String> = best_moves(answer).iter().map(|m| m.san.clone()).collect();
         view! { <p class="hint-best">"Best: "{sans.join(" or ")}</p> }
     });
     view! {

@@ -231,15 +231,10 @@ fn PracticeBoard(shown: Shown, answers: Answers) -> impl IntoView {
 
 /// The tab's title: "Practice: KRvK — Zugzwang".
 fn title(variant: Variant, game: Option<PracticeGame>) -> String {
-    let rules = match variant {
-        Variant::Standard => "",
-        Variant::Atomic => "atomic ",
-        Variant::Antichess => "antichess ",
-    };
     match game {
         Some(g) => format!(
-            "Practice: {rules}{} — Zugzwang",
-            material::with_first(g.current().board(), Color::White)
+            "Practice: {} — Zugzwang",
+            material::titled(variant, g.current().board())
         ),
         None => "Practice — Zugzwang".to_string(),
     }
