@@ -230,7 +230,10 @@ fn description(m: &ListedMove, label: Label) -> String {
     let info = &m.info;
     let mut text = format!("{}: {}", info.san, label.words());
     if let Some(mate) = MoveMate::of_move(info.pos.dtm) {
-        text.push_str(&format!(", {} with best play", mate.text().to_lowercase()));
+        text.push_str(&format!(
+            ", {} with best play",
+            mate.text().to_ascii_lowercase()
+        ));
     }
     if let Some(d) = info.pos.dtz.filter(|d| *d != 0) {
         text.push_str(&format!(
