@@ -193,6 +193,8 @@ pub async fn serve_with(
         scrub,
         ..AppState::new(Arc::new(engine), leptos_options(addr))
     };
+    // The first visitors get the bundle at its smallest too.
+    state.bundle.warm();
     let requests = Arc::clone(&state.requests);
     let mut app = router(state);
     if let Some(log) = log {

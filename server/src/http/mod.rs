@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod bundle_cache;
+pub mod bundle_compression;
 pub mod deadline;
 pub mod error;
 pub mod metrics;
@@ -25,6 +26,7 @@ use crate::{
     engine::Engine,
     service::{activity::ConnectionStats, request_log::RequestLog, scrub::ScrubState},
 };
+use bundle_compression::CompressedBundle;
 use request_metrics::RequestMetrics;
 
 /// Everything a handler may need.
@@ -43,11 +45,16 @@ pub struct AppState {
     /// The background whole-table check (`serve --scrub`), for its
     /// progress on /metrics.
     pub scrub: Option<Arc<ScrubState>>,
+    /// The bundle's files, compressed once (`bundle_compression`).
+    pub bundle: Arc<CompressedBundle>,
 }
 
 impl AppState {
     pub fn new(engine: Arc<Engine>, leptos_options: LeptosOptions) -> Self {
+        let pkg =
+            std::path::Path::new(&*leptos_options.site_root).join(&*leptos_options.site_pkg_dir);
         AppState {
+            bundle: Arc::new(CompressedBundle::new(pkg)),
             engine,
             leptos_options,
             requests: Arc::default(),

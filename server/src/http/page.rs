@@ -1,6 +1,6 @@
 //! The explorer page, rendered by Leptos on the server and hydrated in the browser.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{collections::HashMap, path::Path, sync::Arc};
 
 use app::{
     App,
@@ -10,14 +10,15 @@ use app::{
     variant::{Variant, parse_variant_fen},
 };
 use axum::Router;
-use leptos::prelude::provide_context;
+use leptos::prelude::{LeptosOptions, provide_context};
 use leptos_axum::{LeptosRoutes, generate_route_list};
 
 use super::AppState;
 use crate::engine::Engine;
 
 /// The page routes plus static files (the WASM bundle, CSS, images; the
-/// bundle's hashed files kept a year, `bundle_cache`).
+/// bundle's hashed files kept a year, `bundle_cache`, and sent compressed
+/// at the best quality, `bundle_compression`).
 /// `installed` is what `GET /tables` answers, handed to the page as context.
 pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> Router<AppState> {
     let installed = InstalledByVariant(Arc::new(installed));
@@ -28,6 +29,8 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
     let _ = any_spawner::Executor::init_tokio();
     let source = probe_source(Arc::clone(&state.engine));
     let options = state.leptos_options.clone();
+    let style = page_style(&options);
+    let fallback_style = style.clone();
     Router::new()
         .leptos_routes_with_context(
             &state,
@@ -36,10 +39,48 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
                 provide_context(source.clone());
                 provide_context(installed.clone());
             },
-            move || shell(options.clone()),
+            move || shell(options.clone(), style.clone()),
         )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(
+            move |options| shell(options, fallback_style.clone()),
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state.bundle),
+            super::bundle_compression::layer,
+        ))
         .layer(axum::middleware::from_fn(super::bundle_cache::layer))
+}
+
+/// The page's stylesheet, read once, for the shell to write into the head;
+/// `None` (the page links it instead) when the site has not been built.
+/// Its name carries the content hash listed in the site's `hash.txt`, as
+/// cargo-leptos writes it (`css: <hash>`).
+fn page_style(options: &LeptosOptions) -> Option<Arc<str>> {
+    let pkg = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
+    let hash = options
+        .hash_files
+        .then(|| std::fs::read_to_string(&*options.hash_file).ok())
+        .flatten();
+    let name = match hash.as_deref().and_then(css_hash) {
+        Some(hash) => format!("{}.{hash}.css", options.output_name),
+        None => format!("{}.css", options.output_name),
+    };
+    let path = pkg.join(name);
+    match std::fs::read_to_string(&path) {
+        Ok(css) => Some(Arc::from(css)),
+        Err(err) => {
+            tracing::debug!(path = %path.display(), "stylesheet not inlined, linked instead: {err}");
+            None
+        }
+    }
+}
+
+/// The stylesheet's hash in a cargo-leptos hash list.
+fn css_hash(hashes: &str) -> Option<&str> {
+    hashes.lines().find_map(|line| {
+        let (kind, hash) = line.split_once(':')?;
+        (kind.trim() == "css").then(|| hash.trim())
+    })
 }
 
 /// Lets server-side rendering ask the engine directly instead of over HTTP.
@@ -59,4 +100,16 @@ fn probe_source(engine: Arc<Engine>) -> ProbeSource {
                 })
         })
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::css_hash;
+
+    #[test]
+    fn the_stylesheet_hash_comes_from_its_line() {
+        let hashes = "js: AAA\nwasm: BBB\ncss: o0lsyJf-22cCJqzS4eRkHA\nmanifest: CCC\n";
+        assert_eq!(css_hash(hashes), Some("o0lsyJf-22cCJqzS4eRkHA"));
+        assert_eq!(css_hash("js: AAA\n"), None);
+    }
 }

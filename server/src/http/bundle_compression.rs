@@ -1,0 +1,302 @@
+//! The page's bundle (`/pkg/`), compressed once at the best quality and
+//! sent from memory. The WASM is most of what a first visit waits for on a
+//! slow line, and brotli at quality 11 makes it about a quarter smaller than
+//! gzip does (server/docs/benchmarks.md, "Brotli for the bundle"). That is
+//! far too slow to do per request, but the hashed files never change, so
+//! each is compressed once: on its first request (which the router's
+//! on-the-fly gzip answers meanwhile), or for all of them when `serve`
+//! starts (`warm`).
+//!
+//! Only files whose names carry a content hash (`bundle_cache`) are kept,
+//! and only files that exist, so the memory used is bounded by the site on
+//! disk, whatever URLs are asked for.
+
+use std::{
+    collections::HashMap,
+    io::Write,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+};
+
+use axum::{
+    body::{Body, Bytes},
+    extract::{Request, State},
+    http::{
+        HeaderValue, Method,
+        header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, RANGE, VARY},
+    },
+    middleware::Next,
+    response::Response,
+};
+
+use super::bundle_cache::is_hashed_bundle_file;
+
+/// The compressed bundle files, by URL path (`/pkg/zugzwang.<hash>.wasm`).
+pub struct CompressedBundle {
+    /// The directory `/pkg/` is served from.
+    dir: PathBuf,
+    files: Mutex<HashMap<String, Entry>>,
+}
+
+#[derive(Clone)]
+enum Entry {
+    /// Being compressed; requests meanwhile get the on-the-fly gzip.
+    Pending,
+    Ready(Arc<Compressed>),
+    /// Could not be read or compressed (logged once); served as a plain file.
+    Failed,
+}
+
+/// One file in both encodings a browser may take.
+pub struct Compressed {
+    content_type: &'static str,
+    brotli: Bytes,
+    gzip: Bytes,
+}
+
+/// An encoding the client accepts, best first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    Brotli,
+    Gzip,
+}
+
+impl CompressedBundle {
+    /// For the bundle served from `dir` (the site's `pkg` directory).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        CompressedBundle {
+            dir: dir.into(),
+            files: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Compresses every hashed file of the bundle in the background, so the
+    /// first visitors get the small encodings too.
+    pub fn warm(self: &Arc<Self>) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let paths: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().into_string().ok())
+            .map(|name| format!("/pkg/{name}"))
+            .filter(|path| is_hashed_bundle_file(path))
+            .collect();
+        for path in paths {
+            self.start(&path);
+        }
+    }
+
+    /// The file's compressed forms if they are ready; otherwise starts
+    /// compressing it (once) and gives `None`.
+    fn get(self: &Arc<Self>, path: &str) -> Option<Arc<Compressed>> {
+        // Looked up first, so the lock is released before `start` takes it.
+        let known = self.lock().get(path).cloned();
+        match known {
+            Some(Entry::Ready(c)) => Some(c),
+            Some(Entry::Pending | Entry::Failed) => None,
+            None => {
+                self.start(path);
+                None
+            }
+        }
+    }
+
+    /// Compresses `path` on a blocking thread unless it is already known or
+    /// is not a file of the bundle.
+    fn start(self: &Arc<Self>, path: &str) {
+        let Some(file) = self.file_of(path) else {
+            return;
+        };
+        {
+            let mut files = self.lock();
+            if files.contains_key(path) {
+                return;
+            }
+            files.insert(path.to_string(), Entry::Pending);
+        }
+        let bundle = Arc::clone(self);
+        let key = path.to_string();
+        let spawned = std::thread::Builder::new()
+            .name("bundle-compression".into())
+            .spawn(move || {
+                let entry = match compress_file(&file) {
+                    Ok(c) => Entry::Ready(Arc::new(c)),
+                    Err(err) => {
+                        tracing::warn!(file = %file.display(), "bundle file not compressed, sent as it is: {err}");
+                        Entry::Failed
+                    }
+                };
+                bundle.lock().insert(key, entry);
+            });
+        if let Err(err) = spawned {
+            tracing::warn!("bundle compression not started: {err}");
+            self.lock().remove(path);
+        }
+    }
+
+    /// The file on disk behind a hashed bundle path, if it exists.
+    fn file_of(&self, path: &str) -> Option<PathBuf> {
+        if !is_hashed_bundle_file(path) {
+            return None;
+        }
+        let name = path.strip_prefix("/pkg/")?;
+        content_type(name)?;
+        let file = self.dir.join(name);
+        file.is_file().then_some(file)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        // A panic while holding the lock leaves a map that is still whole.
+        self.files
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Sends a hashed bundle file from memory, compressed, when the client takes
+/// brotli or gzip and the file is ready; anything else goes on to the file
+/// server (and the router's on-the-fly compression).
+pub async fn layer(
+    State(bundle): State<Arc<CompressedBundle>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let plain = !matches!(*request.method(), Method::GET | Method::HEAD)
+        || request.headers().contains_key(RANGE)
+        || !is_hashed_bundle_file(request.uri().path());
+    if plain {
+        return next.run(request).await;
+    }
+    let accepted = request
+        .headers()
+        .get(ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .and_then(preferred_encoding);
+    let Some(encoding) = accepted else {
+        return next.run(request).await;
+    };
+    let head = request.method() == Method::HEAD;
+    match bundle.get(request.uri().path()) {
+        Some(file) => compressed_response(&file, encoding, head),
+        None => next.run(request).await,
+    }
+}
+
+/// The file in `encoding`; for a HEAD request, only its headers.
+fn compressed_response(file: &Compressed, encoding: Encoding, head: bool) -> Response {
+    let (body, name) = match encoding {
+        Encoding::Brotli => (file.brotli.clone(), "br"),
+        Encoding::Gzip => (file.gzip.clone(), "gzip"),
+    };
+    let length = body.len();
+    let body = if head {
+        Body::empty()
+    } else {
+        Body::from(body)
+    };
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(file.content_type));
+    headers.insert(CONTENT_ENCODING, HeaderValue::from_static(name));
+    headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
+    headers.insert(VARY, HeaderValue::from_static("accept-encoding"));
+    response
+}
+
+/// The best encoding an `Accept-Encoding` header allows: brotli, then gzip
+/// (`*` allows both; `;q=0` refuses one).
+pub fn preferred_encoding(header: &str) -> Option<Encoding> {
+    let mut brotli = None;
+    let mut gzip = None;
+    let mut any = None;
+    for item in header.split(',') {
+        let mut parts = item.split(';').map(str::trim);
+        let name = parts.next().unwrap_or_default().to_ascii_lowercase();
+        let accepted = parts
+            .filter_map(|p| p.strip_prefix("q="))
+            .filter_map(|q| q.trim().parse::<f32>().ok())
+            .all(|q| q > 0.0);
+        match name.as_str() {
+            "br" => brotli = Some(accepted),
+            "gzip" | "x-gzip" => gzip = Some(accepted),
+            "*" => any = Some(accepted),
+            _ => {}
+        }
+    }
+    if brotli.or(any) == Some(true) {
+        return Some(Encoding::Brotli);
+    }
+    if gzip.or(any) == Some(true) {
+        return Some(Encoding::Gzip);
+    }
+    None
+}
+
+/// The bundle's kinds of file; others (the TypeScript declarations) are
+/// left to the file server.
+fn content_type(name: &str) -> Option<&'static str> {
+    match name.rsplit('.').next()? {
+        "wasm" => Some("application/wasm"),
+        "js" => Some("text/javascript"),
+        "css" => Some("text/css"),
+        "json" => Some("application/json"),
+        _ => None,
+    }
+}
+
+/// Reads and compresses one file at the best quality of each encoding.
+pub fn compress_file(file: &Path) -> std::io::Result<Compressed> {
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let content_type = content_type(name).unwrap_or("application/octet-stream");
+    let raw = std::fs::read(file)?;
+    Ok(Compressed {
+        content_type,
+        brotli: brotli(&raw)?.into(),
+        gzip: gzip(&raw)?.into(),
+    })
+}
+
+fn brotli(raw: &[u8]) -> std::io::Result<Vec<u8>> {
+    let params = brotli::enc::BrotliEncoderParams {
+        quality: 11,
+        lgwin: 22,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    brotli::BrotliCompress(&mut &raw[..], &mut out, &params)?;
+    Ok(out)
+}
+
+fn gzip(raw: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(raw)?;
+    encoder.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Encoding, preferred_encoding};
+
+    #[test]
+    fn brotli_first_then_gzip_as_the_client_allows() {
+        assert_eq!(
+            preferred_encoding("gzip, deflate, br, zstd"),
+            Some(Encoding::Brotli)
+        );
+        assert_eq!(preferred_encoding("gzip, deflate"), Some(Encoding::Gzip));
+        assert_eq!(
+            preferred_encoding("br;q=0, gzip;q=0.5"),
+            Some(Encoding::Gzip)
+        );
+        assert_eq!(preferred_encoding("BR;q=1.0"), Some(Encoding::Brotli));
+        assert_eq!(preferred_encoding("*"), Some(Encoding::Brotli));
+        assert_eq!(preferred_encoding("*;q=0, gzip"), Some(Encoding::Gzip));
+        assert_eq!(preferred_encoding("identity"), None);
+        assert_eq!(preferred_encoding("gzip;q=0"), None);
+        assert_eq!(preferred_encoding(""), None);
+    }
+}
