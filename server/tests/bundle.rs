@@ -84,7 +84,9 @@ async fn compressed(router: &axum::Router, uri: &str, accept: &str) -> (HeaderMa
         let (status, headers, body) =
             request(router, "GET", uri, &[("accept-encoding", accept)]).await;
         assert_eq!(status, StatusCode::OK, "{uri}");
-        if header(&headers, "content-length") != "" && header(&headers, "content-encoding") != "" {
+        if !header(&headers, "content-length").is_empty()
+            && !header(&headers, "content-encoding").is_empty()
+        {
             return (headers, body);
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
