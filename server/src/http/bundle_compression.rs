@@ -15,7 +15,10 @@ use std::{
     collections::HashMap,
     io::Write,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex, OnceLock, Weak,
+        mpsc::{self, Sender},
+    },
 };
 
 use axum::{
@@ -36,6 +39,9 @@ pub struct CompressedBundle {
     /// The directory `/pkg/` is served from.
     dir: PathBuf,
     files: Mutex<HashMap<String, Entry>>,
+    /// The one thread that compresses, started when first needed: one file
+    /// at a time, so a starting server gives the bundle one core at most.
+    worker: OnceLock<Sender<(String, PathBuf)>>,
 }
 
 #[derive(Clone)]
@@ -67,6 +73,7 @@ impl CompressedBundle {
         CompressedBundle {
             dir: dir.into(),
             files: Mutex::new(HashMap::new()),
+            worker: OnceLock::new(),
         }
     }
 
@@ -102,8 +109,8 @@ impl CompressedBundle {
         }
     }
 
-    /// Compresses `path` on a blocking thread unless it is already known or
-    /// is not a file of the bundle.
+    /// Queues `path` for the compressing thread unless it is already known
+    /// or is not a file of the bundle.
     fn start(self: &Arc<Self>, path: &str) {
         let Some(file) = self.file_of(path) else {
             return;
@@ -115,23 +122,13 @@ impl CompressedBundle {
             }
             files.insert(path.to_string(), Entry::Pending);
         }
-        let bundle = Arc::clone(self);
-        let key = path.to_string();
-        let spawned = std::thread::Builder::new()
-            .name("bundle-compression".into())
-            .spawn(move || {
-                let entry = match compress_file(&file) {
-                    Ok(c) => Entry::Ready(Arc::new(c)),
-                    Err(err) => {
-                        tracing::warn!(file = %file.display(), "bundle file not compressed, sent as it is: {err}");
-                        Entry::Failed
-                    }
-                };
-                bundle.lock().insert(key, entry);
-            });
-        if let Err(err) = spawned {
-            tracing::warn!("bundle compression not started: {err}");
-            self.lock().remove(path);
+        let worker = self
+            .worker
+            .get_or_init(|| spawn_worker(Arc::downgrade(self)));
+        if worker.send((path.to_string(), file)).is_err() {
+            // No thread to do it (logged when it failed to start): the file
+            // is served as it is, on-the-fly compressed.
+            self.lock().insert(path.to_string(), Entry::Failed);
         }
     }
 
@@ -152,6 +149,33 @@ impl CompressedBundle {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// The compressing thread: takes files in the order asked and ends with
+/// the bundle (when its sender is dropped).
+fn spawn_worker(bundle: Weak<CompressedBundle>) -> Sender<(String, PathBuf)> {
+    let (sender, files) = mpsc::channel::<(String, PathBuf)>();
+    let spawned = std::thread::Builder::new()
+        .name("bundle-compression".into())
+        .spawn(move || {
+            for (path, file) in files {
+                let entry = match compress_file(&file) {
+                    Ok(c) => Entry::Ready(Arc::new(c)),
+                    Err(err) => {
+                        tracing::warn!(file = %file.display(), "bundle file not compressed, sent as it is: {err}");
+                        Entry::Failed
+                    }
+                };
+                let Some(bundle) = bundle.upgrade() else {
+                    return;
+                };
+                bundle.lock().insert(path, entry);
+            }
+        });
+    if let Err(err) = spawned {
+        tracing::warn!("bundle compression not started, the bundle is sent as it is: {err}");
+    }
+    sender
 }
 
 /// Sends a hashed bundle file from memory, compressed, when the client takes
