@@ -181,3 +181,63 @@ async fn without_a_built_site_the_page_links_its_stylesheet() {
     assert!(head.contains("rel=\"stylesheet\""), "{page}");
     assert!(!head.contains("<style>"), "{page}");
 }
+
+fn zugzwang(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_zugzwang"))
+        .args(args)
+        .output()
+        .expect("run zugzwang")
+}
+
+#[test]
+fn bundle_compress_writes_each_hashed_file_compressed_beside_it() {
+    let (site, wasm) = site();
+    let pkg = site.path().join("pkg");
+    std::fs::write(pkg.join("zugzwang.wasm"), b"not hashed").expect("plain file");
+    let dir = site.path().display().to_string();
+
+    let first = zugzwang(&["bundle", "compress", "--site", &dir]);
+    assert!(first.status.success(), "{first:?}");
+    let said = String::from_utf8_lossy(&first.stdout);
+    assert!(said.contains("2 of 2 bundle files compressed"), "{said}");
+
+    let mut unpacked = Vec::new();
+    let br = std::fs::read(pkg.join(format!("{WASM}.br"))).expect(".br written");
+    brotli::Decompressor::new(&br[..], 4096)
+        .read_to_end(&mut unpacked)
+        .expect("valid brotli");
+    assert_eq!(unpacked, wasm);
+    let gz = std::fs::read(pkg.join(format!("{WASM}.gz"))).expect(".gz written");
+    let mut css = String::new();
+    let css_gz =
+        std::fs::read(pkg.join(format!("zugzwang.{CSS_HASH}.css.gz"))).expect("css .gz written");
+    flate2::read::GzDecoder::new(&css_gz[..])
+        .read_to_string(&mut css)
+        .expect("valid gzip");
+    assert_eq!(css, CSS);
+    assert!(gz.len() < wasm.len());
+    assert!(!pkg.join("zugzwang.wasm.br").exists(), "only hashed files");
+
+    // Again: nothing new to do.
+    let again = zugzwang(&["bundle", "compress", "--site", &dir]);
+    assert!(again.status.success(), "{again:?}");
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert!(said.contains("0 of 2 bundle files compressed"), "{said}");
+}
+
+#[test]
+fn bundle_compress_names_a_site_without_its_bundle() {
+    let empty = tempfile::tempdir().expect("temp dir");
+    let out = zugzwang(&[
+        "bundle",
+        "compress",
+        "--site",
+        &empty.path().display().to_string(),
+    ]);
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("cannot read the bundle in") && said.contains("pkg"),
+        "{said}"
+    );
+}

@@ -53,6 +53,13 @@ impl Nginx {
             std::fs::create_dir_all(root.join(sub)).expect("mkdir");
         }
         std::fs::write(root.join("site/pkg/zugzwang.css"), "body {}\n").expect("asset");
+        // A compressed copy (`zugzwang bundle compress`), told apart from
+        // nginx's own gzip by what it holds.
+        std::fs::write(
+            root.join("site/pkg/zugzwang.css.gz"),
+            gzipped(PRECOMPRESSED_CSS),
+        )
+        .expect("asset");
         let template = std::fs::read_to_string(deploy_dir().join("standalone.conf.template"))
             .expect("standalone template");
         std::fs::write(
@@ -146,6 +153,39 @@ fn get(addr: SocketAddr, path: &str) -> String {
     String::from_utf8_lossy(&raw).into_owned()
 }
 
+const PRECOMPRESSED_CSS: &str = "body { color: black }\n";
+
+fn gzipped(text: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(text.as_bytes()).expect("gzip");
+    encoder.finish().expect("gzip")
+}
+
+/// A browser that takes gzip gets the compressed copy beside the file
+/// (`gzip_static`), not nginx's own compression of the file.
+fn assert_precompressed_copy_is_sent(addr: SocketAddr) {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect to nginx");
+    stream
+        .write_all(b"GET /pkg/zugzwang.css HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n")
+        .expect("send");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read the answer");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("headers end")
+        + 4;
+    let head = String::from_utf8_lossy(&raw[..split]);
+    assert!(head.contains("Content-Encoding: gzip"), "{head}");
+    let mut css = String::new();
+    flate2::read::GzDecoder::new(&raw[split..])
+        .read_to_string(&mut css)
+        .expect("gzip body");
+    assert_eq!(css, PRECOMPRESSED_CSS, "{head}");
+}
+
 fn status(response: &str) -> u16 {
     response
         .split(' ')
@@ -221,6 +261,7 @@ fn every_request_is_answered_when_a_replica_dies() {
         asset.contains("Cache-Control: public, max-age=31536000, immutable"),
         "{asset}"
     );
+    assert_precompressed_copy_is_sent(nginx.addr);
 
     drop(first);
     let none_left = get(nginx.addr, &early[0]);

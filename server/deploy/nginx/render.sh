@@ -7,6 +7,9 @@
 #   SITE_ROOT=/usr/local/share/zugzwang/site   the page's assets (holds pkg/)
 #   BALANCE=hash | least_conn | round_robin    (default hash, see the template)
 #   MAX_FAILS=3 FAIL_TIMEOUT=2s            passive health check
+#   BROTLI_STATIC=1                        send the bundle's .br files (written by
+#                                          `zugzwang bundle compress`); needs
+#                                          nginx's brotli module
 #   PREFER_COMPLETE=1                      ask each replica's /metrics how many
 #                                          tables it has installed and keep
 #                                          those with fewer than the most out
@@ -22,6 +25,11 @@ balance=${BALANCE:-hash}
 max_fails=${MAX_FAILS:-3}
 fail_timeout=${FAIL_TIMEOUT:-2s}
 prefer_complete=${PREFER_COMPLETE:-0}
+if [ "${BROTLI_STATIC:-0}" = 1 ]; then
+    brotli_line='brotli_static on;'
+else
+    brotli_line='# brotli_static on; (BROTLI_STATIC=1, with the brotli module)'
+fi
 
 if [ "$#" -eq 0 ]; then
     echo "usage: render.sh HOST:PORT... (see the comment at the top)" >&2
@@ -83,4 +91,5 @@ template=${template//@BALANCE@/$balance_line}
 template=${template//@SERVERS@/${servers%$'\n'}}
 template=${template//@LISTEN@/$listen}
 template=${template//@SITE_ROOT@/$site_root}
+template=${template//@BROTLI_STATIC@/$brotli_line}
 printf '%s\n' "$template"

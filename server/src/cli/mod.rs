@@ -3,6 +3,7 @@
 //! library's layers (`http`, `engine`, `store`, `service`); nothing below
 //! imports them.
 
+pub mod bundle;
 pub mod output;
 pub mod probe;
 pub mod process;
@@ -47,6 +48,9 @@ pub enum Command {
     /// See which tables are installed; fetch missing ones from a mirror.
     #[command(subcommand)]
     Tables(tables::TablesCommand),
+    /// Write the page's bundle compressed beside itself, for nginx in front.
+    #[command(subcommand)]
+    Bundle(bundle::BundleCommand),
 }
 
 /// Where the tables are and how they are read.
@@ -170,6 +174,8 @@ pub enum CliError {
     Verify(#[from] verify::VerifyError),
     #[error(transparent)]
     Tables(#[from] tables::TablesError),
+    #[error(transparent)]
+    Bundle(#[from] bundle::BundleError),
 }
 
 /// Runs a parsed command. `inherited` is the listening socket systemd passed
@@ -184,6 +190,7 @@ pub async fn run(
         Command::Tier(command) => tier::run(command)?,
         Command::Verify(args) => verify::run(args)?,
         Command::Tables(command) => tables::run(command).await?,
+        Command::Bundle(command) => bundle::run(command)?,
     }
     Ok(())
 }

@@ -138,7 +138,7 @@ impl CompressedBundle {
             return None;
         }
         let name = path.strip_prefix("/pkg/")?;
-        content_type(name)?;
+        Compressed::content_type_of(name)?;
         let file = self.dir.join(name);
         file.is_file().then_some(file)
     }
@@ -159,7 +159,7 @@ fn spawn_worker(bundle: Weak<CompressedBundle>) -> Sender<(String, PathBuf)> {
         .name("bundle-compression".into())
         .spawn(move || {
             for (path, file) in files {
-                let entry = match compress_file(&file) {
+                let entry = match Compressed::of_file(&file) {
                     Ok(c) => Entry::Ready(Arc::new(c)),
                     Err(err) => {
                         tracing::warn!(file = %file.display(), "bundle file not compressed, sent as it is: {err}");
@@ -257,31 +257,41 @@ pub fn preferred_encoding(header: &str) -> Option<Encoding> {
     None
 }
 
-/// The bundle's kinds of file; others (the TypeScript declarations) are
-/// left to the file server.
-fn content_type(name: &str) -> Option<&'static str> {
-    match name.rsplit('.').next()? {
-        "wasm" => Some("application/wasm"),
-        "js" => Some("text/javascript"),
-        "css" => Some("text/css"),
-        "json" => Some("application/json"),
-        _ => None,
+impl Compressed {
+    /// Reads and compresses one file at the best quality of each encoding.
+    pub fn of_file(file: &Path) -> std::io::Result<Compressed> {
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let content_type = Self::content_type_of(name).unwrap_or("application/octet-stream");
+        let raw = std::fs::read(file)?;
+        Ok(Compressed {
+            content_type,
+            brotli: brotli(&raw)?.into(),
+            gzip: gzip(&raw)?.into(),
+        })
     }
-}
 
-/// Reads and compresses one file at the best quality of each encoding.
-pub fn compress_file(file: &Path) -> std::io::Result<Compressed> {
-    let name = file
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    let content_type = content_type(name).unwrap_or("application/octet-stream");
-    let raw = std::fs::read(file)?;
-    Ok(Compressed {
-        content_type,
-        brotli: brotli(&raw)?.into(),
-        gzip: gzip(&raw)?.into(),
-    })
+    /// The bundle's kinds of file worth compressing; others (the TypeScript
+    /// declarations, the compressed copies themselves) are left alone.
+    pub fn content_type_of(name: &str) -> Option<&'static str> {
+        match name.rsplit('.').next()? {
+            "wasm" => Some("application/wasm"),
+            "js" => Some("text/javascript"),
+            "css" => Some("text/css"),
+            "json" => Some("application/json"),
+            _ => None,
+        }
+    }
+
+    pub fn brotli(&self) -> &[u8] {
+        &self.brotli
+    }
+
+    pub fn gzip(&self) -> &[u8] {
+        &self.gzip
+    }
 }
 
 fn brotli(raw: &[u8]) -> std::io::Result<Vec<u8>> {
