@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::http::{bundle_cache::is_hashed_bundle_file, bundle_compression::Compressed};
+use crate::http::bundle_compression::{Compressed, compressible_files};
 
 /// `zugzwang bundle ...`
 #[derive(Debug, clap::Subcommand)]
@@ -64,25 +64,13 @@ pub fn run(command: BundleCommand) -> Result<(), BundleError> {
     Ok(())
 }
 
-/// The bundle's files whose names carry a content hash, in name order.
+/// The bundle's files kept compressed (`bundle_compression`).
 fn hashed_files(dir: &Path) -> Result<Vec<PathBuf>, BundleError> {
-    let read_dir = |source| BundleError::ReadDir {
+    let names = compressible_files(dir).map_err(|source| BundleError::ReadDir {
         dir: dir.to_path_buf(),
         source,
-    };
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(read_dir)? {
-        let entry = entry.map_err(read_dir)?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        let compressible = Compressed::content_type_of(&name).is_some();
-        if compressible && is_hashed_bundle_file(&format!("/pkg/{name}")) {
-            files.push(entry.path());
-        }
-    }
-    files.sort();
-    Ok(files)
+    })?;
+    Ok(names.into_iter().map(|name| dir.join(name)).collect())
 }
 
 /// Writes `file.br` and `file.gz` unless both are there; true if written.

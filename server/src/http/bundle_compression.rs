@@ -80,17 +80,11 @@ impl CompressedBundle {
     /// Compresses every hashed file of the bundle in the background, so the
     /// first visitors get the small encodings too.
     pub fn warm(self: &Arc<Self>) {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+        let Ok(names) = compressible_files(&self.dir) else {
             return;
         };
-        let paths: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter_map(|e| e.file_name().into_string().ok())
-            .map(|name| format!("/pkg/{name}"))
-            .filter(|path| is_hashed_bundle_file(path))
-            .collect();
-        for path in paths {
-            self.start(&path);
+        for name in names {
+            self.start(&format!("/pkg/{name}"));
         }
     }
 
@@ -134,11 +128,10 @@ impl CompressedBundle {
 
     /// The file on disk behind a hashed bundle path, if it exists.
     fn file_of(&self, path: &str) -> Option<PathBuf> {
-        if !is_hashed_bundle_file(path) {
+        let name = path.strip_prefix("/pkg/")?;
+        if !is_compressible(name) {
             return None;
         }
-        let name = path.strip_prefix("/pkg/")?;
-        Compressed::content_type_of(name)?;
         let file = self.dir.join(name);
         file.is_file().then_some(file)
     }
@@ -149,6 +142,27 @@ impl CompressedBundle {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// Whether a file of the bundle directory is kept compressed: its name
+/// carries a content hash and it is of a kind worth compressing.
+fn is_compressible(name: &str) -> bool {
+    Compressed::content_type_of(name).is_some() && is_hashed_bundle_file(&format!("/pkg/{name}"))
+}
+
+/// The names of the files in `dir` kept compressed, in name order: what
+/// `serve` compresses when it starts and `zugzwang bundle compress` writes.
+pub fn compressible_files(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        if let Ok(name) = entry?.file_name().into_string()
+            && is_compressible(&name)
+        {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
 }
 
 /// The compressing thread: takes files in the order asked and ends with
