@@ -38,6 +38,26 @@ test('a click on a server-rendered part before its code arrives is played once i
   await expect(error).toHaveCount(0);
 });
 
+test("a FEN typed and sent in the server's FEN box before its code arrives is loaded once it has", async ({ page }) => {
+  // The FEN box's file is held back until the FEN has been typed and sent.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route(/\/pkg\/split_fen_box[^/]*\.wasm$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await openHydrated(page, KRvK);
+  const input = page.locator('#fen-input');
+  await input.fill('4k3/8/8/8/8/8/8/4K2Q w - - 0 1');
+  await input.press('Enter');
+  // Not sent by the browser as a plain form: the page waits for the part.
+  await expect(page).toHaveURL(/4K2R/);
+  release();
+  await expect(page).toHaveURL(/4K2Q/);
+  await expect(page.locator('#fen-input')).toHaveValue('4k3/8/8/8/8/8/8/4K2Q w - - 0 1');
+  await expect(page.locator('.move-list a.move').first()).toBeVisible();
+});
+
 test('the server-rendered parts are in the page without JavaScript', async ({ browser }) => {
   const context = await browser.newContext({ javaScriptEnabled: false });
   const page = await context.newPage();

@@ -7,7 +7,6 @@
 //! shakmaty in WASM); the move list waits for the API (`move_list`).
 
 use leptos::prelude::*;
-use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 use shakmaty::{Color, Move, Position, Square};
 
@@ -18,16 +17,17 @@ use crate::{
         about::installed::InstalledTables,
         about::stats::{Stats, StatsProps},
         board::arrow::HoveredMove,
-        board::clock::Clock,
+        board::clock::{Clock, ClockProps},
         board::flip::FlipButton,
         board::pieces::color_name,
-        editor::fen_box::FenBox,
-        editor::variant_switch::VariantSwitch,
+        editor::fen_box::{FenBox, FenBoxProps},
+        editor::variant_switch::{VariantSwitch, VariantSwitchProps},
         line::history::History,
         line::mainline::{Mainline, MainlineProps},
         move_list::verdict::turn_text,
         move_list::{MoveEvents, Results},
-        part::{ServerPart, server_html},
+        page_title::PageTitle,
+        part::{Loader, ServerPart, server_html},
         play_area::PlayArea,
         practice_route, split_points,
     },
@@ -128,15 +128,29 @@ pub fn Explorer() -> impl IntoView {
     });
 
     let fen_shown = Signal::derive(move || url.current_fen.get().unwrap_or_else(|| url.fen.get()));
+    let left_first = left_first(url.variant, fen_shown, editing);
+    let fen_box = move || FenBoxProps {
+        fen: fen_shown,
+        on_fen: go,
+    };
+    let variant_switch = move || VariantSwitchProps {
+        variant: url.variant,
+        fen: fen_shown,
+    };
     view! {
-        <Title text=title(url.variant, shown.placement, shown.parsed)/>
+        <PageTitle text=title(url.variant, shown.placement, shown.parsed)/>
         <div
             class="explorer"
             class:editing=move || editing.get()
             data-hydrated=move || hydrated.get().to_string()
         >
             <div class="play">
-                <VariantSwitch variant=url.variant fen=fen_shown/>
+                <ServerPart
+                    what="The rules switch"
+                    html=server_html(move || VariantSwitch(variant_switch()).into_any())
+                    load=Loader::new(move || split_points::variant_switch(variant_switch()))
+                    load_when=left_first
+                />
                 <PlayArea
                     url
                     mode
@@ -149,7 +163,7 @@ pub fn Explorer() -> impl IntoView {
                     editor_fen
                     answers
                 />
-                <BoardTools orientation mode editing pos=shown.pos() variant=url.variant fen=fen_shown/>
+                <BoardTools orientation mode editing pos=shown.pos() variant=url.variant fen=fen_shown left_first/>
             </div>
             <div class="side">
                 <Help/>
@@ -158,15 +172,20 @@ pub fn Explorer() -> impl IntoView {
                 <ServerPart
                     what="The mainline"
                     html=server_html(move || Mainline(MainlineProps { pos, history }).into_any())
-                    load=move || split_points::mainline(MainlineProps { pos, history })
+                    load=Loader::new(move || split_points::mainline(MainlineProps { pos, history }))
                 />
-                <FenBox fen=fen_shown on_fen=go/>
+                <ServerPart
+                    what="The FEN box"
+                    html=server_html(move || FenBox(fen_box()).into_any())
+                    load=Loader::new(move || split_points::fen_box(fen_box()))
+                    load_when=left_first
+                />
                 // The statistics are the standard tables'.
                 <Show when=move || url.variant.get() == Variant::Standard>
                     <ServerPart
                         what="The statistics"
                         html=server_html(move || Stats(StatsProps { placement: shown.placement.into() }).into_any())
-                        load=move || split_points::stats(StatsProps { placement: shown.placement.into() })
+                        load=Loader::new(move || split_points::stats(StatsProps { placement: shown.placement.into() }))
                         load_when=moved_from(shown.placement)
                     />
                 </Show>
@@ -188,6 +207,9 @@ fn BoardTools(
     variant: Memo<Variant>,
     /// The position on show, for the practice link.
     fen: Signal<String>,
+    /// True once the page shows another position than the first: the clock
+    /// is needed live.
+    left_first: Signal<bool>,
 ) -> impl IntoView {
     // A link, so it works without JavaScript; an illegal position has none.
     let play_out = move || {
@@ -208,8 +230,24 @@ fn BoardTools(
             {play_out}
             <span class="turn">{move || pos.get().map(|p| turn_text(p.turn()))}</span>
         </div>
-        <Clock pos/>
+        <ServerPart
+            what="The halfmove clock"
+            html=server_html(move || Clock(ClockProps { pos }).into_any())
+            load=Loader::new(move || split_points::clock(ClockProps { pos }))
+            load_when=left_first
+        />
     }
+}
+
+/// True once the page shows another position or rules than the first, or
+/// the editor is open: the parts the server rendered for the first position
+/// are needed live from then on.
+fn left_first(variant: Memo<Variant>, fen: Signal<String>, editing: Memo<bool>) -> Signal<bool> {
+    let first_variant = variant.get_untracked();
+    let first_fen = fen.get_untracked();
+    Signal::derive(move || {
+        editing.get() || variant.get() != first_variant || fen.with(|f| *f != first_fen)
+    })
 }
 
 /// True once the board's material or placement differs from the first: a

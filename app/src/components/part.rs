@@ -17,6 +17,8 @@
 
 use std::{
     future::Future,
+    pin::Pin,
+    sync::Arc,
     task::{Context, Poll, Waker},
 };
 
@@ -37,6 +39,31 @@ impl From<wasm_split_helpers::SplitLoaderError> for PartNotLoaded {
 
 /// What a split point gives: the part's view, made inside its chunk.
 pub type Loaded = Result<AnyView, PartNotLoaded>;
+
+/// A split point's call on its way to the part's view.
+type PartFuture = Pin<Box<dyn Future<Output = Loaded>>>;
+
+/// A part's split point, with the part's props: boxed, so `Part` and
+/// `ServerPart` are compiled once for all parts. Generic over each part's
+/// closure, every part added its own copy of them to the first download.
+#[derive(Clone, Copy)]
+pub struct Loader(StoredValue<Arc<dyn Fn() -> PartFuture + Send + Sync>>);
+
+impl Loader {
+    /// `load` calls the part's split point (`split_points`).
+    pub fn new<F>(load: impl Fn() -> F + Send + Sync + 'static) -> Self
+    where
+        F: Future<Output = Loaded> + 'static,
+    {
+        let load = move || -> PartFuture { Box::pin(load()) };
+        Loader(StoredValue::new(Arc::new(load)))
+    }
+
+    /// Calls the split point; `None` once the part's owner is gone.
+    fn start(self) -> Option<PartFuture> {
+        self.0.try_with_value(|load| load())
+    }
+}
 
 /// Where a part's loading stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,12 +97,11 @@ impl Slot {
     /// runs once the part is made (not after a failure). A part whose code
     /// is already here is made at once, in this turn, so opening it again
     /// never flashes the loading state; otherwise it is awaited.
-    fn fill<F>(self, load: impl FnOnce() -> F, then: impl FnOnce() + 'static)
-    where
-        F: Future<Output = Loaded> + 'static,
-    {
+    fn fill(self, load: Loader, then: impl FnOnce() + 'static) {
         let run = move || {
-            let mut future = Box::pin(load());
+            let Some(mut future) = load.start() else {
+                return;
+            };
             let mut now = Context::from_waker(Waker::noop());
             match future.as_mut().poll(&mut now) {
                 Poll::Ready(loaded) => {
@@ -125,19 +151,15 @@ impl Slot {
 /// once its code has arrived. `waiting` fills its place meanwhile (sized
 /// like the part, so nothing moves when it comes).
 #[component]
-pub fn Part<F, L>(
+pub fn Part(
     /// What the part is, for the failure message ("The editor").
     what: &'static str,
-    /// Calls the part's split point (`split_points`).
-    load: L,
+    /// The part's split point.
+    load: Loader,
     /// Shown while the code is on its way.
     #[prop(optional, into)]
     waiting: ViewFn,
-) -> impl IntoView
-where
-    F: Future<Output = Loaded> + 'static,
-    L: Fn() -> F + Copy + Send + Sync + 'static,
-{
+) -> impl IntoView {
     let slot = Slot::new();
     slot.fill(load, || {});
     let retry = move || {
@@ -157,30 +179,38 @@ where
 /// part whose content follows the position). A click that came before the
 /// code is played again on the same button once the part is live.
 #[component]
-pub fn ServerPart<F, L>(
+pub fn ServerPart(
     /// What the part is, for the failure message ("The mainline").
     what: &'static str,
     /// The part's markup, rendered by the server (empty in the browser:
     /// hydration keeps the server's).
     html: String,
-    /// Calls the part's split point (`split_points`).
-    load: L,
+    /// The part's split point.
+    load: Loader,
     #[prop(optional)] load_when: Option<Signal<bool>>,
-) -> impl IntoView
-where
-    F: Future<Output = Loaded> + 'static,
-    L: Fn() -> F + Copy + Send + Sync + 'static,
-{
+) -> impl IntoView {
     let slot = Slot::new();
     let started = StoredValue::new(false);
     let node = NodeRef::<html::Div>::new();
-    // The index of the button clicked before the part was live.
+    // The index of the button clicked, or whether a form was sent, before
+    // the part was live: the live part does it again.
     let clicked = StoredValue::new(None::<usize>);
+    let submitted = StoredValue::new(false);
     let replay = move || {
-        let Some(index) = clicked.try_update_value(Option::take).flatten() else {
-            return;
-        };
-        request_animation_frame(move || click_button(node, index));
+        // Called while the server's markup is still in place (the swap is a
+        // reactive update, run after this turn): what was typed into it is
+        // read now and written into the live part once it is there.
+        let typed = typed_values(node);
+        let clicked = clicked.try_update_value(Option::take).flatten();
+        let submitted = submitted.try_update_value(std::mem::take).unwrap_or(false);
+        request_animation_frame(move || {
+            restore_typed(node, &typed);
+            match clicked {
+                Some(index) => click_button(node, index),
+                None if submitted => submit_form(node),
+                None => {}
+            }
+        });
     };
     let start = move || {
         if started.get_value() && slot.stage.get_untracked() != Stage::Failed {
@@ -214,6 +244,16 @@ where
         }
         start();
     };
+    // A form sent before the part is live (Enter in a field) waits for it,
+    // unless the part failed to load: then the server's form goes as it is.
+    let on_submit = move |ev: leptos::ev::SubmitEvent| {
+        if matches!(slot.stage.get_untracked(), Stage::Ready | Stage::Failed) {
+            return;
+        }
+        ev.prevent_default();
+        submitted.set_value(true);
+        start();
+    };
     // Only readiness redraws the body: the server's markup stays untouched
     // while the code is on its way or has failed to come.
     let ready = Memo::new(move |_| slot.stage.get() == Stage::Ready);
@@ -225,7 +265,7 @@ where
         }
     };
     view! {
-        <div class="part" node_ref=node on:click=on_click on:pointerover=move |_| begin() on:focusin=move |_| begin()>
+        <div class="part" node_ref=node on:click=on_click on:submit=on_submit on:pointerover=move |_| begin() on:focusin=move |_| begin()>
             {body}
             {move || (slot.stage.get() == Stage::Failed).then(|| not_loaded(what, start))}
         </div>
@@ -272,6 +312,66 @@ fn button_index(node: NodeRef<html::Div>, ev: &leptos::ev::MouseEvent) -> Option
                 .is_some_and(|b| b.is_same_node(Some(button.as_ref())))
         })
         .map(|i| i as usize)
+}
+
+/// What was typed into the server markup's fields before the part was
+/// live, field by field in document order, and which field had the focus.
+struct Typed {
+    values: Vec<String>,
+    focused: Option<usize>,
+}
+
+fn typed_values(node: NodeRef<html::Div>) -> Typed {
+    let inputs = part_inputs(node, ".part-server input");
+    let active = leptos::prelude::document().active_element();
+    let focused = inputs.iter().position(|input| {
+        active
+            .as_ref()
+            .is_some_and(|a| a.is_same_node(Some(input.as_ref())))
+    });
+    Typed {
+        values: inputs.iter().map(|i| i.value()).collect(),
+        focused,
+    }
+}
+
+/// Writes what was typed into the live part's fields, and gives the focus
+/// back to the field that had it.
+fn restore_typed(node: NodeRef<html::Div>, typed: &Typed) {
+    let inputs = part_inputs(node, "input");
+    for (input, value) in inputs.iter().zip(&typed.values) {
+        if input.value() != *value {
+            input.set_value(value);
+        }
+    }
+    if let Some(input) = typed.focused.and_then(|i| inputs.get(i)) {
+        let _ = input.focus();
+    }
+}
+
+fn part_inputs(node: NodeRef<html::Div>, selector: &str) -> Vec<web_sys::HtmlInputElement> {
+    use leptos::wasm_bindgen::JsCast;
+    let Some(list) = node
+        .get_untracked()
+        .and_then(|part| part.query_selector_all(selector).ok())
+    else {
+        return Vec::new();
+    };
+    (0..list.length())
+        .filter_map(|i| list.item(i)?.dyn_into::<web_sys::HtmlInputElement>().ok())
+        .collect()
+}
+
+/// Sends the live part's form, as a press of Enter would.
+fn submit_form(node: NodeRef<html::Div>) {
+    use leptos::wasm_bindgen::JsCast;
+    let form = node
+        .get_untracked()
+        .and_then(|part| part.query_selector("form").ok().flatten())
+        .and_then(|f| f.dyn_into::<web_sys::HtmlFormElement>().ok());
+    if let Some(form) = form {
+        let _ = form.request_submit();
+    }
 }
 
 /// Clicks the part's `index`-th button, if the live part has one there.

@@ -5,7 +5,11 @@ use shakmaty::{Color, Move, Square};
 
 use crate::{
     components::{
-        board::Board, board::arrow::HoveredMove, editor::EditorProps, part::Part, split_points,
+        board::Board,
+        board::arrow::HoveredMove,
+        editor::EditorProps,
+        part::{Loader, Part},
+        split_points,
     },
     hooks::{answers::Answers, mode::Mode, url_position::UrlPosition},
 };
@@ -36,7 +40,7 @@ pub fn PlayArea(
                 go.run(fen);
             });
             let on_cancel = Callback::new(move |_| mode.set(Mode::Playing));
-            let load = move || {
+            let load = Loader::new(move || {
                 split_points::editor(EditorProps {
                     start_fen: url.fen.get_untracked(),
                     live: editor_fen,
@@ -45,7 +49,7 @@ pub fn PlayArea(
                     on_cancel,
                     mode,
                 })
-            };
+            });
             // Its code comes on first use: the board's square holds the place.
             view! {
                 <Part

@@ -20,8 +20,13 @@ use crate::{
     api::MoveInfo,
     components::{
         about::stats::{Stats, StatsProps},
+        board::clock::{Clock, ClockProps},
         board::promotion::{PendingPromotion, promotion_dialog},
-        editor::{Editor, EditorProps},
+        editor::{
+            Editor, EditorProps,
+            fen_box::{FenBox, FenBoxProps},
+            variant_switch::{VariantSwitch, VariantSwitchProps},
+        },
         line::{
             mainline::{Mainline, MainlineProps},
             played::{Played, PlayedProps},
@@ -68,6 +73,24 @@ pub fn mainline(props: MainlineProps) -> Loaded {
 #[wasm_split(stats, fallible, preload(preload_stats))]
 pub fn stats(props: StatsProps) -> Loaded {
     Ok(Stats(props).into_any())
+}
+
+/// The FEN box, live: a FEN checked before it is loaded.
+#[wasm_split(fen_box, fallible, preload(preload_fen_box))]
+pub fn fen_box(props: FenBoxProps) -> Loaded {
+    Ok(FenBox(props).into_any())
+}
+
+/// The rules switch, live: its links follow the position on show.
+#[wasm_split(variant_switch, fallible, preload(preload_variant_switch))]
+pub fn variant_switch(props: VariantSwitchProps) -> Loaded {
+    Ok(VariantSwitch(props).into_any())
+}
+
+/// The halfmove clock, live: it follows the position on show.
+#[wasm_split(clock, fallible, preload(preload_clock))]
+pub fn clock(props: ClockProps) -> Loaded {
+    Ok(Clock(props).into_any())
 }
 
 /// Fetches the parts not yet used, one after the other, each when the

@@ -28,7 +28,10 @@ use square::{display_square, square_shade, square_view};
 
 use crate::game::Game;
 use crate::{
-    components::{part::Part, split_points},
+    components::{
+        part::{Loader, Part},
+        split_points,
+    },
     hooks::answers::Answers,
     move_squares::ui_targets,
     position::to_fen,
@@ -117,7 +120,7 @@ pub fn Board(
                     });
                     let choose = Callback::new(move |role| play.choose(role));
                     // Its code comes on first use (split_points).
-                    let load = move || split_points::promotion(play.promotion, orientation, answered, choose);
+                    let load = Loader::new(move || split_points::promotion(play.promotion, orientation, answered, choose));
                     view! { <Part what="The promotion choice" load/> }
                 })
             }}

@@ -6,7 +6,11 @@
 use leptos::prelude::*;
 
 use crate::{
-    components::{line::played::PlayedProps, part::Part, split_points},
+    components::{
+        line::played::PlayedProps,
+        part::{Loader, Part},
+        split_points,
+    },
     hooks::{answers::Answers, history::MoveHistory},
 };
 
@@ -23,7 +27,7 @@ pub fn History(history: MoveHistory, answers: Answers) -> impl IntoView {
             .into_any();
         }
         // Its code comes with the first move (split_points).
-        let load = move || split_points::played(PlayedProps { history, answers });
+        let load = Loader::new(move || split_points::played(PlayedProps { history, answers }));
         view! {
             <Part
                 what="The moves played"
