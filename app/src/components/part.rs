@@ -22,6 +22,7 @@ use std::{
     task::{Context, Poll, Waker},
 };
 
+use leptos::wasm_bindgen::JsCast;
 use leptos::{either::Either, html, prelude::*, task::spawn_local_scoped};
 use send_wrapper::SendWrapper;
 
@@ -300,18 +301,11 @@ pub fn not_loaded(what: &'static str, retry: impl Fn() + Send + Sync + 'static) 
 /// Which of the server markup's buttons an event hit, counted in document
 /// order (a click on the failure line's Retry is none of them).
 fn button_index(node: NodeRef<html::Div>, ev: &leptos::ev::MouseEvent) -> Option<usize> {
-    use leptos::wasm_bindgen::JsCast;
-    let part = node.get_untracked()?;
     let target = ev.target()?.dyn_into::<web_sys::Element>().ok()?;
     let button = target.closest("button").ok()??;
-    let buttons = part.query_selector_all(".part-server button").ok()?;
-    (0..buttons.length())
-        .find(|&i| {
-            buttons
-                .item(i)
-                .is_some_and(|b| b.is_same_node(Some(button.as_ref())))
-        })
-        .map(|i| i as usize)
+    part_elements::<web_sys::Element>(node, ".part-server button")
+        .iter()
+        .position(|b| b.is_same_node(Some(button.as_ref())))
 }
 
 /// What was typed into the server markup's fields before the part was
@@ -322,7 +316,7 @@ struct Typed {
 }
 
 fn typed_values(node: NodeRef<html::Div>) -> Typed {
-    let inputs = part_inputs(node, ".part-server input");
+    let inputs = part_elements::<web_sys::HtmlInputElement>(node, ".part-server input");
     let active = leptos::prelude::document().active_element();
     let focused = inputs.iter().position(|input| {
         active
@@ -338,7 +332,7 @@ fn typed_values(node: NodeRef<html::Div>) -> Typed {
 /// Writes what was typed into the live part's fields, and gives the focus
 /// back to the field that had it.
 fn restore_typed(node: NodeRef<html::Div>, typed: &Typed) {
-    let inputs = part_inputs(node, "input");
+    let inputs = part_elements::<web_sys::HtmlInputElement>(node, "input");
     for (input, value) in inputs.iter().zip(&typed.values) {
         if input.value() != *value {
             input.set_value(value);
@@ -349,8 +343,8 @@ fn restore_typed(node: NodeRef<html::Div>, typed: &Typed) {
     }
 }
 
-fn part_inputs(node: NodeRef<html::Div>, selector: &str) -> Vec<web_sys::HtmlInputElement> {
-    use leptos::wasm_bindgen::JsCast;
+/// The part's elements that `selector` matches, in document order.
+fn part_elements<T: JsCast>(node: NodeRef<html::Div>, selector: &str) -> Vec<T> {
     let Some(list) = node
         .get_untracked()
         .and_then(|part| part.query_selector_all(selector).ok())
@@ -358,13 +352,12 @@ fn part_inputs(node: NodeRef<html::Div>, selector: &str) -> Vec<web_sys::HtmlInp
         return Vec::new();
     };
     (0..list.length())
-        .filter_map(|i| list.item(i)?.dyn_into::<web_sys::HtmlInputElement>().ok())
+        .filter_map(|i| list.item(i)?.dyn_into::<T>().ok())
         .collect()
 }
 
 /// Sends the live part's form, as a press of Enter would.
 fn submit_form(node: NodeRef<html::Div>) {
-    use leptos::wasm_bindgen::JsCast;
     let form = node
         .get_untracked()
         .and_then(|part| part.query_selector("form").ok().flatten())
@@ -376,13 +369,7 @@ fn submit_form(node: NodeRef<html::Div>) {
 
 /// Clicks the part's `index`-th button, if the live part has one there.
 fn click_button(node: NodeRef<html::Div>, index: usize) {
-    use leptos::wasm_bindgen::JsCast;
-    let button = node
-        .get_untracked()
-        .and_then(|part| part.query_selector_all("button").ok())
-        .and_then(|buttons| buttons.item(index as u32))
-        .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok());
-    if let Some(button) = button {
+    if let Some(button) = part_elements::<web_sys::HtmlElement>(node, "button").get(index) {
         button.click();
     }
 }
