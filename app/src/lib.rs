@@ -20,9 +20,7 @@ pub mod text;
 pub mod variant;
 
 use leptos::prelude::*;
-use leptos_meta::{HashedStylesheet, MetaTags};
-#[cfg(feature = "ssr")]
-use leptos_meta::{Meta, Title, provide_meta_context};
+use leptos_meta::{HashedStylesheet, Meta, MetaTags, Title, provide_meta_context};
 use leptos_router::{
     Lazy, SsrMode, StaticSegment,
     components::{Route, Router, Routes},
@@ -67,11 +65,10 @@ pub fn shell(options: LeptosOptions, style: Option<std::sync::Arc<str>>) -> impl
 
 #[component]
 pub fn App() -> impl IntoView {
-    // The head is the server's alone (components::page_title).
-    #[cfg(feature = "ssr")]
     provide_meta_context();
     view! {
-        <HeadDefaults/>
+        <Title text="Zugzwang — Syzygy endgame explorer"/>
+        <Meta name="description" content="Every legal move of a chess endgame with its result and DTZ, from Syzygy tablebases."/>
         // Controls that need the WASM (flip, editor, mainline) are hidden without JavaScript.
         // (inner_html: with scripting on, browsers parse noscript content as
         // text, so hydration must not look for a <style> element inside.)
@@ -91,17 +88,6 @@ pub fn App() -> impl IntoView {
                 </Routes>
             </main>
         </Router>
-    }
-}
-
-/// The title of a page without one of its own, and the description, for
-/// the server's head. The browser needs neither (components::page_title).
-#[component]
-fn HeadDefaults() -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    view! {
-        <Title text="Zugzwang — Syzygy endgame explorer"/>
-        <Meta name="description" content="Every legal move of a chess endgame with its result and DTZ, from Syzygy tablebases."/>
     }
 }
 

@@ -7,6 +7,7 @@
 //! shakmaty in WASM); the move list waits for the API (`move_list`).
 
 use leptos::prelude::*;
+use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 use shakmaty::{Color, Move, Position, Square};
 
@@ -26,7 +27,6 @@ use crate::{
         line::mainline::{Mainline, MainlineProps},
         move_list::verdict::turn_text,
         move_list::{MoveEvents, Results},
-        page_title::PageTitle,
         part::{Loader, ServerPart, server_html},
         play_area::PlayArea,
         practice_route, split_points,
@@ -138,7 +138,7 @@ pub fn Explorer() -> impl IntoView {
         fen: fen_shown,
     };
     view! {
-        <PageTitle text=title(url.variant, shown.placement, shown.parsed)/>
+        <Title text=title(url.variant, shown.placement, shown.parsed)/>
         <div
             class="explorer"
             class:editing=move || editing.get()

@@ -11,7 +11,6 @@ pub mod editor;
 pub mod explorer;
 pub mod line;
 pub mod move_list;
-pub mod page_title;
 pub mod part;
 pub mod play_area;
 pub mod practice;

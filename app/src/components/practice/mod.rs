@@ -16,6 +16,7 @@ pub mod status;
 pub mod summary;
 
 use leptos::prelude::*;
+use leptos_meta::Title;
 use leptos_router::{
     NavigateOptions,
     hooks::{use_navigate, use_query_map},
@@ -23,10 +24,7 @@ use leptos_router::{
 use shakmaty::{Color, Move, Position, Square};
 
 use crate::{
-    components::{
-        board::{Board, arrow::HoveredMove, flip::FlipButton},
-        page_title::PageTitle,
-    },
+    components::board::{Board, arrow::HoveredMove, flip::FlipButton},
     hooks::answers::Answers,
     material,
     practice::{
@@ -67,7 +65,7 @@ pub fn Practice() -> impl IntoView {
     view! {
         // From the URL's game: the review is read inside the Transition
         // only, which the server waits for before it writes the page.
-        <PageTitle text=move || title(variant.get(), played.get().ok())/>
+        <Title text=move || title(variant.get(), played.get().ok())/>
         <div class="explorer practice" data-hydrated=move || hydrated.get().to_string()>
             <Transition fallback=|| view! { <p class="practice-loading">"Loading the game…"</p> }>
                 <PracticeBody played reviewed answers/>
