@@ -17,16 +17,12 @@ pub mod practice;
 pub mod source;
 pub mod tables;
 pub mod text;
+pub mod url;
 pub mod variant;
 
+use crate::components::{explorer::Explorer, practice_route};
 use leptos::prelude::*;
 use leptos_meta::{HashedStylesheet, Meta, MetaTags, Title, provide_meta_context};
-use leptos_router::{
-    Lazy, SsrMode, StaticSegment,
-    components::{Route, Router, Routes},
-};
-
-use crate::components::{explorer::Explorer, practice_route::PracticeRoute};
 
 /// The HTML document around the app, rendered by the server only.
 ///
@@ -66,6 +62,13 @@ pub fn shell(options: LeptosOptions, style: Option<std::sync::Arc<str>>) -> impl
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    url::provide_address();
+    let page = match url::use_path().as_str() {
+        "/" => view! { <Explorer/> }.into_any(),
+        // Its code is a part of its own (practice_route).
+        practice_route::PATH => practice_route::page(),
+        _ => "Page not found.".into_any(),
+    };
     view! {
         <Title text="Zugzwang — Syzygy endgame explorer"/>
         <Meta name="description" content="Every legal move of a chess endgame with its result and DTZ, from Syzygy tablebases."/>
@@ -73,21 +76,13 @@ pub fn App() -> impl IntoView {
         // (inner_html: with scripting on, browsers parse noscript content as
         // text, so hydration must not look for a <style> element inside.)
         <noscript inner_html="<style>.js-only { display: none !important; }</style>"></noscript>
-        <Router>
-            <header class="top">
-                <h1>
-                    <a href="/">"Zugzwang"</a>
-                </h1>
-                <p>"Syzygy endgame explorer"</p>
-            </header>
-            <main>
-                <Routes fallback=|| "Page not found.".into_view()>
-                    <Route path=StaticSegment("") view=Explorer ssr=SsrMode::Async/>
-                    // Its code loads on the first visit (split_points).
-                    <Route path=StaticSegment("practice") view={Lazy::<PracticeRoute>::new()} ssr=SsrMode::Async/>
-                </Routes>
-            </main>
-        </Router>
+        <header class="top">
+            <h1>
+                <a href="/">"Zugzwang"</a>
+            </h1>
+            <p>"Syzygy endgame explorer"</p>
+        </header>
+        <main>{page}</main>
     }
 }
 
@@ -95,7 +90,18 @@ pub fn App() -> impl IntoView {
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    // Waits for a lazily loaded route's code (the practice page) before
-    // hydrating the page the server rendered with it.
-    leptos::mount::hydrate_lazy(App);
+    let path = leptos::prelude::location().pathname().unwrap_or_default();
+    if path != practice_route::PATH {
+        leptos::mount::hydrate_body(App);
+        return;
+    }
+    // The practice page's code comes first: the page the server rendered
+    // is hydrated with it.
+    wasm_bindgen_futures::spawn_local(async {
+        if practice_route::preload().await {
+            leptos::mount::hydrate_body(App);
+        } else {
+            practice_route::say_not_loaded();
+        }
+    });
 }

@@ -6,9 +6,9 @@
 //! The board follows it at once (legality and the next FEN come from
 //! shakmaty in WASM); the move list waits for the API (`move_list`).
 
+use crate::url::use_navigate;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_navigate;
 use shakmaty::{Color, Move, Position, Square};
 
 use crate::game::Game;
@@ -124,7 +124,9 @@ pub fn Explorer() -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| {
         hydrated.set(true);
-        split_points::prefetch(practice_route::preload());
+        split_points::prefetch(async {
+            practice_route::preload().await;
+        });
     });
 
     let fen_shown = Signal::derive(move || url.current_fen.get().unwrap_or_else(|| url.fen.get()));

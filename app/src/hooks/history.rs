@@ -9,8 +9,8 @@
 //! move from the cursor extends the line there, a position already in the
 //! line moves the cursor, anything else starts a new line.
 
+use crate::url::{NavigateOptions, use_navigate};
 use leptos::prelude::*;
-use leptos_router::{NavigateOptions, hooks::use_navigate};
 use shakmaty::{Position, Square};
 
 use crate::{
@@ -228,7 +228,6 @@ pub fn use_history(
         let options = NavigateOptions {
             replace: true,
             scroll: false,
-            ..Default::default()
         };
         navigate(&position_href(variant.get_untracked(), &fen), options);
     });

@@ -5,11 +5,8 @@
 //! positions carry only the FEN, and after each navigation the URL gets the
 //! orientation back (a replace, so back/forward are not touched).
 
+use crate::url::{NavigateOptions, Query, use_navigate, use_query_map};
 use leptos::prelude::*;
-use leptos_router::{
-    NavigateOptions,
-    hooks::{use_navigate, use_query_map},
-};
 use shakmaty::Color;
 
 use crate::source::position_href;
@@ -17,9 +14,7 @@ use crate::source::position_href;
 /// The board's orientation, read from the URL once and written back to it.
 pub fn use_orientation() -> RwSignal<Color> {
     let query = use_query_map();
-    let black_in = move |q: &leptos_router::params::ParamsMap| {
-        q.get("orientation").as_deref() == Some("black")
-    };
+    let black_in = move |q: &Query| q.get("orientation").as_deref() == Some("black");
     let start = if query.with_untracked(black_in) {
         Color::Black
     } else {
@@ -50,7 +45,6 @@ pub fn use_orientation() -> RwSignal<Color> {
             NavigateOptions {
                 replace: true,
                 scroll: false,
-                ..Default::default()
             },
         );
     });

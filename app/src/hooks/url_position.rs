@@ -4,8 +4,8 @@
 //! forward walk the history and every position is a link.
 
 use crate::game::Game;
+use crate::url::use_query_map;
 use leptos::prelude::*;
-use leptos_router::hooks::use_query_map;
 
 use crate::{
     position::to_fen,

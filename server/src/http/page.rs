@@ -3,15 +3,13 @@
 use std::{collections::HashMap, path::Path, sync::Arc};
 
 use app::{
-    App,
     api::{ApiError, InstalledTables},
     shell,
     source::{InstalledByVariant, ProbeSource},
     variant::{Variant, parse_variant_fen},
 };
-use axum::Router;
+use axum::{Router, routing::get};
 use leptos::prelude::{LeptosOptions, provide_context};
-use leptos_axum::{LeptosRoutes, generate_route_list};
 
 use super::AppState;
 use crate::engine::Engine;
@@ -22,25 +20,27 @@ use crate::engine::Engine;
 /// `installed` is what `GET /tables` answers, handed to the page as context.
 pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> Router<AppState> {
     let installed = InstalledByVariant(Arc::new(installed));
-    // Rendering the route list already runs the app, which may spawn tasks:
-    // with no executor set yet they would be dropped (leptos_axum sets one
-    // only when it handles a request). Set the tokio one first; a second
-    // call is a harmless no-op.
+    // Rendering runs the app, which may spawn tasks: with no executor set
+    // they would be dropped. Set the tokio one; a second call is a harmless
+    // no-op.
     let _ = any_spawner::Executor::init_tokio();
     let source = probe_source(Arc::clone(&state.engine));
     let options = state.leptos_options.clone();
     let style = page_style(&options);
     let fallback_style = style.clone();
+    // The app picks the page by the request's path (`app::url`). Async:
+    // the page is sent once the first position's answer is in it, so the
+    // move list shows without waiting for the WASM.
+    let render = leptos_axum::render_app_async_with_context(
+        move || {
+            provide_context(source.clone());
+            provide_context(installed.clone());
+        },
+        move || shell(options.clone(), style.clone()),
+    );
     Router::new()
-        .leptos_routes_with_context(
-            &state,
-            generate_route_list(App),
-            move || {
-                provide_context(source.clone());
-                provide_context(installed.clone());
-            },
-            move || shell(options.clone(), style.clone()),
-        )
+        .route("/", get(render.clone()))
+        .route(app::components::practice_route::PATH, get(render))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(
             move |options| shell(options, fallback_style.clone()),
         ))

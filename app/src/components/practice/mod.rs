@@ -15,12 +15,9 @@ pub mod side_choice;
 pub mod status;
 pub mod summary;
 
+use crate::url::{NavigateOptions, use_navigate, use_query_map};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::{
-    NavigateOptions,
-    hooks::{use_navigate, use_query_map},
-};
 use shakmaty::{Color, Move, Position, Square};
 
 use crate::{
