@@ -21,7 +21,7 @@ pub mod url;
 pub mod variant;
 
 use crate::components::{explorer::Explorer, practice_route};
-use leptos::prelude::*;
+use leptos::{either::EitherOf3, prelude::*};
 use leptos_meta::{HashedStylesheet, Meta, MetaTags, Title, provide_meta_context};
 
 /// The HTML document around the app, rendered by the server only.
@@ -63,11 +63,13 @@ pub fn shell(options: LeptosOptions, style: Option<std::sync::Arc<str>>) -> impl
 pub fn App() -> impl IntoView {
     provide_meta_context();
     url::provide_address();
+    // Either types, not `into_any`: an `AnyView` here would carry the async
+    // hydration of everything inside it into the first download.
     let page = match url::use_path().as_str() {
-        "/" => view! { <Explorer/> }.into_any(),
+        "/" => EitherOf3::A(view! { <Explorer/> }),
         // Its code is a part of its own (practice_route).
-        practice_route::PATH => practice_route::page(),
-        _ => "Page not found.".into_any(),
+        practice_route::PATH => EitherOf3::B(practice_route::page()),
+        _ => EitherOf3::C("Page not found."),
     };
     view! {
         <Title text="Zugzwang — Syzygy endgame explorer"/>

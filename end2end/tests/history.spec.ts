@@ -107,6 +107,9 @@ test('← and → step inside the page without new history entries; ← at the s
   await expect.poll(() => fenOfUrl(page.url())).toBe(afterKd8);
   await body.press('Home');
   await expect.poll(() => fenOfUrl(page.url())).toBe(KRvK);
+  // The focus is still on the list's move (Kd8 was clicked there), where
+  // ↑/↓ walk the moves; as a shortcut ↓ needs the focus elsewhere.
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
   await body.press('ArrowDown');
   await expect.poll(() => fenOfUrl(page.url())).toBe(afterKd8);
   // The buttons step too.

@@ -1,6 +1,6 @@
 //! The play area: the board to play on, or the position editor in its place.
 
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 use shakmaty::{Color, Move, Square};
 
 use crate::{
@@ -51,16 +51,15 @@ pub fn PlayArea(
                 })
             });
             // Its code comes on first use: the board's square holds the place.
-            view! {
+            Either::Left(view! {
                 <Part
                     what="The editor"
                     load
                     waiting=|| view! { <div class="part-waiting board-sized">"Loading the editor…"</div> }
                 />
-            }
-            .into_any()
+            })
         } else {
-            view! {
+            Either::Right(view! {
                 <Board
                     pos
                     placement
@@ -70,8 +69,7 @@ pub fn PlayArea(
                     on_move
                     answers
                 />
-            }
-            .into_any()
+            })
         }
     }
 }

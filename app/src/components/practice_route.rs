@@ -10,7 +10,7 @@ use std::{
     task::{Context, Poll, Waker},
 };
 
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 use wasm_split_helpers::wasm_split;
 
 use crate::components::{
@@ -23,12 +23,12 @@ pub const PATH: &str = "/practice";
 
 /// The practice page's content. Its code is here by now: the server has it
 /// all, and the browser hydrates this page only after `preload`.
-pub fn page() -> AnyView {
+pub fn page() -> impl IntoView {
     let mut future = Box::pin(practice());
     let mut now = Context::from_waker(Waker::noop());
     match future.as_mut().poll(&mut now) {
-        Poll::Ready(Ok(view)) => view,
-        _ => reload_notice().into_any(),
+        Poll::Ready(Ok(view)) => Either::Left(view),
+        _ => Either::Right(reload_notice()),
     }
 }
 

@@ -1,7 +1,7 @@
 //! "About these tables": how complete each piece count is on this server,
 //! so a player knows what to expect and a self-hoster what to fetch.
 
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 
 use crate::{api::PieceCoverage, components::move_list::TablesResource};
 
@@ -20,10 +20,11 @@ pub fn InstalledTables(tables: TablesResource) -> impl IntoView {
     let body = move || {
         Suspend::new(async move {
             let Some(installed) = tables.await else {
-                return view! { <p class="no-moves">"The server did not say which tables it has."</p> }
-                    .into_any();
+                return Either::Left(
+                    view! { <p class="no-moves">"The server did not say which tables it has."</p> },
+                );
             };
-            view! {
+            Either::Right(view! {
                 <ul>
                     {installed
                         .pieces
@@ -40,8 +41,7 @@ pub fn InstalledTables(tables: TablesResource) -> impl IntoView {
                         })
                         .collect_view()}
                 </ul>
-            }
-            .into_any()
+            })
         })
     };
     view! {

@@ -3,7 +3,7 @@
 //!
 //! The line itself lives in `hooks::history`; this only shows it.
 
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 
 use crate::{
     components::{
@@ -19,23 +19,21 @@ pub fn History(history: MoveHistory, answers: Answers) -> impl IntoView {
     let empty = Memo::new(move |_| history.with(|l| l.plies.is_empty()));
     let body = move || {
         if empty.get() {
-            return view! {
+            return Either::Left(view! {
                 <p class="history-empty">
                     "Play a move on the board or in the list; the moves appear here."
                 </p>
-            }
-            .into_any();
+            });
         }
         // Its code comes with the first move (split_points).
         let load = Loader::new(move || split_points::played(PlayedProps { history, answers }));
-        view! {
+        Either::Right(view! {
             <Part
                 what="The moves played"
                 load
                 waiting=|| view! { <p class="history-empty">"…"</p> }
             />
-        }
-        .into_any()
+        })
     };
     view! {
         <section class="history js-only" aria-labelledby="history-title">

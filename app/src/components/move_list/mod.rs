@@ -9,7 +9,7 @@ pub mod moves;
 pub mod outcome;
 pub mod verdict;
 
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 use shakmaty::Square;
 
 use moves::{ListedMove, MoveList, listed_moves, unknown_moves};
@@ -62,18 +62,18 @@ pub fn Results(
             }
             let installed = installed.as_ref();
             match (parsed.get_untracked(), answer) {
-                (Err(reason), _) => illegal_view(&reason),
+                (Err(reason), _) => Either::Left(illegal_view(&reason)),
                 (Ok(pos), Ok((fen, answer))) => {
                     let verdict = status_line(&pos, Ok(&answer), installed);
                     let listed = listed_moves(&pos, &answer.moves);
                     let (moves, missing) = explained(&pos, answer.pos.category, listed, installed);
-                    listed_view(
+                    Either::Right(listed_view(
                         verdict,
                         fen,
                         moves,
                         events,
-                        fetch_hint(pos.variant(), missing),
-                    )
+                        Either::Left(fetch_hint(pos.variant(), missing)),
+                    ))
                 }
                 (Ok(pos), Err(message)) => {
                     let why = NoAnswer::from_message(message);
@@ -82,7 +82,13 @@ pub fn Results(
                     let retry = view! {
                         <button class="retry" on:click=move |_| resource.refetch()>"Retry"</button>
                     };
-                    listed_view(verdict, to_fen(&pos), moves, events, retry.into_any())
+                    Either::Right(listed_view(
+                        verdict,
+                        to_fen(&pos),
+                        moves,
+                        events,
+                        Either::Right(retry),
+                    ))
                 }
             }
         })
@@ -141,32 +147,34 @@ fn explained(
 }
 
 /// The command that fetches the missing tables, for whoever hosts the server.
-fn fetch_hint(variant: Variant, missing: Vec<String>) -> AnyView {
+fn fetch_hint(variant: Variant, missing: Vec<String>) -> Option<impl IntoView + use<>> {
     if missing.is_empty() {
-        return ().into_any();
+        return None;
     }
     let command = fetch_command(variant, &missing.join(","));
-    view! {
+    Some(view! {
         <details class="missing-tables">
             <summary>{format!("Not installed: {}", missing.join(", "))}</summary>
             <p>"If you host this server, this fetches them (and the tables their captures lead to):"</p>
             <pre><code>{command}</code></pre>
         </details>
-    }
-    .into_any()
+    })
 }
 
-fn illegal_view(reason: &str) -> AnyView {
+fn illegal_view(reason: &str) -> impl IntoView + use<> {
     view! {
         <Status text=capitalized(reason) class="error"/>
         <div class="move-list" data-fen="">
             <p class="no-moves">"No moves: the position is not legal."</p>
         </div>
     }
-    .into_any()
 }
 
-/// The verdict, what to do about it, and the grouped move list of the position `fen`.
+/// The verdict, what to do about it (fetch the missing tables, or retry),
+/// and the grouped move list of the position `fen`.
+///
+/// Either types rather than `AnyView` throughout the list: an `AnyView`
+/// carries the async hydration of what it holds into the first download.
 fn listed_view(
     (text, class): (String, &'static str),
     fen: String,
@@ -176,8 +184,8 @@ fn listed_view(
         on_pick,
         on_prefetch,
     }: MoveEvents,
-    action: AnyView,
-) -> AnyView {
+    action: Either<impl IntoView + 'static, impl IntoView + 'static>,
+) -> impl IntoView {
     view! {
         <Status text class/>
         {action}
@@ -185,5 +193,4 @@ fn listed_view(
             <MoveList moves on_hover on_pick on_prefetch/>
         </div>
     }
-    .into_any()
 }

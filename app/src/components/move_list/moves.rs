@@ -5,7 +5,7 @@
 //! with JavaScript off; when hydrated the router turns the links into
 //! client-side navigation and hovering a move shows it on the board.
 
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 use shakmaty::{Position, Square, uci::UciMove};
 
 use crate::game::Game;
@@ -82,7 +82,7 @@ pub fn MoveList(
     on_prefetch: Callback<String>,
 ) -> impl IntoView {
     if moves.is_empty() {
-        return view! { <p class="no-moves">"No legal moves."</p> }.into_any();
+        return Either::Left(view! { <p class="no-moves">"No legal moves."</p> });
     }
     // Consecutive runs of the same result, keeping the server's order. The
     // API gives the category of the position after the move: the opponent's
@@ -96,7 +96,7 @@ pub fn MoveList(
         }
     }
     let mut index = 0;
-    view! {
+    Either::Right(view! {
         // One tab stop for the whole list; ↑/↓ move between its moves.
         <div class="groups" on:keydown=step_focus>
             {groups
@@ -125,8 +125,7 @@ pub fn MoveList(
                 })
                 .collect_view()}
         </div>
-    }
-    .into_any()
+    })
 }
 
 /// ↑/↓ move the focus between the list's moves, as in a listbox, so the
