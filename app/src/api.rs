@@ -3,6 +3,11 @@
 //! lichess tablebase API so existing clients can switch by changing a base URL.
 
 use serde::{Deserialize, Serialize};
+
+use crate::json::{
+    FromJson, Json, JsonError, bool_field, field, int_field, list_field, optional_field,
+    optional_int_field, string_field,
+};
 use shakmaty::{CastlingMode, Move, Position, san::SanPlus};
 
 /// The longest UCI move: a promotion (`e7e8q`).
@@ -62,6 +67,24 @@ impl Category {
         }
     }
 
+    const ALL: [Category; 10] = [
+        Category::Loss,
+        Category::Unknown,
+        Category::SyzygyLoss,
+        Category::MaybeLoss,
+        Category::BlessedLoss,
+        Category::Draw,
+        Category::CursedWin,
+        Category::MaybeWin,
+        Category::SyzygyWin,
+        Category::Win,
+    ];
+
+    /// The category the API names so.
+    pub fn from_name(name: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
     /// The name used in the API (`"cursed-win"`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -91,7 +114,8 @@ pub struct PositionInfo {
     pub dtz: Option<i32>,
     /// DTZ only where the tables guarantee it is not rounded.
     pub precise_dtz: Option<i32>,
-    /// Depth to mate: Zugzwang has no DTM tables, always null.
+    /// Depth to mate in plies, where a DTM table covers the position
+    /// (negative: the side to move is mated); null otherwise.
     pub dtm: Option<i32>,
     /// Depth to win (antichess only). Zugzwang has no DTW tables: 0 where
     /// lila-tablebase's prober needs none (an antichess position of at most
@@ -125,7 +149,6 @@ impl PositionInfo {
 
 /// One legal move and what it leads to.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-#[serde(from = "FlatMove")]
 pub struct MoveInfo {
     pub uci: String,
     pub san: String,
@@ -167,100 +190,11 @@ impl MoveInfo {
 
 /// Answer of `GET /standard`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-#[serde(from = "FlatAnswer")]
 pub struct TablebaseAnswer {
     #[serde(flatten)]
     pub pos: PositionInfo,
     /// Every legal move, best first.
     pub moves: Vec<MoveInfo>,
-}
-
-/// A [`MoveInfo`] as the JSON has it, its position's fields next to its own.
-///
-/// Reading `#[serde(flatten)]` buffers every field in serde's catch-all
-/// `Content` first, and that machinery is about 4 KB of the gzipped WASM;
-/// a flat struct reads the same JSON directly. Writing keeps `flatten`
-/// (it costs the browser nothing, only the server writes answers).
-#[derive(Deserialize)]
-struct FlatMove {
-    uci: String,
-    san: String,
-    zeroing: bool,
-    conversion: bool,
-    checkmate: bool,
-    stalemate: bool,
-    variant_win: bool,
-    variant_loss: bool,
-    insufficient_material: bool,
-    dtz: Option<i32>,
-    precise_dtz: Option<i32>,
-    dtm: Option<i32>,
-    dtw: Option<i32>,
-    dtc: Option<i32>,
-    category: Category,
-}
-
-impl From<FlatMove> for MoveInfo {
-    fn from(m: FlatMove) -> MoveInfo {
-        MoveInfo {
-            uci: m.uci,
-            san: m.san,
-            zeroing: m.zeroing,
-            conversion: m.conversion,
-            pos: PositionInfo {
-                checkmate: m.checkmate,
-                stalemate: m.stalemate,
-                variant_win: m.variant_win,
-                variant_loss: m.variant_loss,
-                insufficient_material: m.insufficient_material,
-                dtz: m.dtz,
-                precise_dtz: m.precise_dtz,
-                dtm: m.dtm,
-                dtw: m.dtw,
-                dtc: m.dtc,
-                category: m.category,
-            },
-        }
-    }
-}
-
-/// A [`TablebaseAnswer`] as the JSON has it, read without `flatten` (see
-/// [`FlatMove`]).
-#[derive(Deserialize)]
-struct FlatAnswer {
-    checkmate: bool,
-    stalemate: bool,
-    variant_win: bool,
-    variant_loss: bool,
-    insufficient_material: bool,
-    dtz: Option<i32>,
-    precise_dtz: Option<i32>,
-    dtm: Option<i32>,
-    dtw: Option<i32>,
-    dtc: Option<i32>,
-    category: Category,
-    moves: Vec<MoveInfo>,
-}
-
-impl From<FlatAnswer> for TablebaseAnswer {
-    fn from(a: FlatAnswer) -> TablebaseAnswer {
-        TablebaseAnswer {
-            pos: PositionInfo {
-                checkmate: a.checkmate,
-                stalemate: a.stalemate,
-                variant_win: a.variant_win,
-                variant_loss: a.variant_loss,
-                insufficient_material: a.insufficient_material,
-                dtz: a.dtz,
-                precise_dtz: a.precise_dtz,
-                dtm: a.dtm,
-                dtw: a.dtw,
-                dtc: a.dtc,
-                category: a.category,
-            },
-            moves: a.moves,
-        }
-    }
 }
 
 /// One step of a DTZ-optimal line.
@@ -342,26 +276,154 @@ pub struct PieceCoverage {
     pub published: u32,
 }
 
+// Reading answers in the browser (`crate::json`): the field names are the
+// ones serde writes above, and the tests below read back what it wrote.
+
+impl FromJson for Category {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        value
+            .as_string()
+            .and_then(|name| Category::from_name(&name))
+            .ok_or(JsonError::Wrong("category", "a category name"))
+    }
+}
+
+impl FromJson for PositionInfo {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(PositionInfo {
+            checkmate: bool_field(value, "checkmate")?,
+            stalemate: bool_field(value, "stalemate")?,
+            variant_win: bool_field(value, "variant_win")?,
+            variant_loss: bool_field(value, "variant_loss")?,
+            insufficient_material: bool_field(value, "insufficient_material")?,
+            dtz: optional_int_field(value, "dtz")?,
+            precise_dtz: optional_int_field(value, "precise_dtz")?,
+            dtm: optional_int_field(value, "dtm")?,
+            dtw: optional_int_field(value, "dtw")?,
+            dtc: optional_int_field(value, "dtc")?,
+            category: Category::from_json(&field(value, "category")?)?,
+        })
+    }
+}
+
+impl FromJson for MoveInfo {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(MoveInfo {
+            uci: string_field(value, "uci")?,
+            san: string_field(value, "san")?,
+            zeroing: bool_field(value, "zeroing")?,
+            conversion: bool_field(value, "conversion")?,
+            pos: PositionInfo::from_json(value)?,
+        })
+    }
+}
+
+impl FromJson for TablebaseAnswer {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(TablebaseAnswer {
+            pos: PositionInfo::from_json(value)?,
+            moves: list_field(value, "moves", false)?,
+        })
+    }
+}
+
+impl FromJson for MainlineStep {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(MainlineStep {
+            uci: string_field(value, "uci")?,
+            san: string_field(value, "san")?,
+            dtz: int_field(value, "dtz")?,
+            precise_dtz: optional_int_field(value, "precise_dtz")?,
+        })
+    }
+}
+
+impl FromJson for MainlineAnswer {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(MainlineAnswer {
+            mainline: list_field(value, "mainline", false)?,
+            winner: optional_field(value, "winner")?,
+            dtz: int_field(value, "dtz")?,
+            precise_dtz: optional_int_field(value, "precise_dtz")?,
+        })
+    }
+}
+
+impl FromJson for MateStep {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(MateStep {
+            uci: string_field(value, "uci")?,
+            san: string_field(value, "san")?,
+            dtm: optional_int_field(value, "dtm")?,
+        })
+    }
+}
+
+impl FromJson for MateLineAnswer {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(MateLineAnswer {
+            mainline: list_field(value, "mainline", false)?,
+            winner: optional_field(value, "winner")?,
+            dtm: optional_int_field(value, "dtm")?,
+        })
+    }
+}
+
+impl FromJson for ApiError {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(ApiError {
+            error: string_field(value, "error")?,
+        })
+    }
+}
+
+impl FromJson for InstalledTables {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(InstalledTables {
+            tables: list_field(value, "tables", false)?,
+            pieces: list_field(value, "pieces", false)?,
+            dtm: list_field(value, "dtm", true)?,
+        })
+    }
+}
+
+impl FromJson for PieceCoverage {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(PieceCoverage {
+            pieces: int_field(value, "pieces")?,
+            installed: int_field(value, "installed")?,
+            published: int_field(value, "published")?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::read;
 
-    /// The server writes answers with `flatten`; the page reads them flat.
-    #[test]
-    fn answers_read_back_as_written() {
+    fn lost_by_mate() -> MoveInfo {
         let mut lost = PositionInfo::unknown();
         lost.category = Category::Loss;
         lost.dtz = Some(-3);
+        lost.dtm = Some(-2);
         lost.variant_loss = true;
+        MoveInfo {
+            uci: "d2d7".to_string(),
+            san: "Qxd7#".to_string(),
+            zeroing: true,
+            conversion: true,
+            pos: lost,
+        }
+    }
+
+    /// The server writes answers with `flatten`; the page reads them flat,
+    /// with its own reader (crate::json) rather than serde.
+    #[test]
+    fn answers_read_back_as_written() {
         let answer = TablebaseAnswer {
             pos: PositionInfo::unknown(),
-            moves: vec![MoveInfo {
-                uci: "d2d7".to_string(),
-                san: "Qxd7#".to_string(),
-                zeroing: true,
-                conversion: true,
-                pos: lost,
-            }],
+            moves: vec![lost_by_mate()],
         };
         let json = serde_json::to_string(&answer).expect("serializes");
         assert!(
@@ -370,11 +432,111 @@ mod tests {
             ),
             "{json}"
         );
-        let read: TablebaseAnswer = serde_json::from_str(&json).expect("reads back");
-        assert_eq!(read, answer);
+        assert_eq!(read::<TablebaseAnswer>(&json), Ok(answer.clone()));
+        let by_serde: TablebaseAnswer = serde_json::from_str(&json).expect("serde reads it too");
+        assert_eq!(by_serde, answer);
         let missing = r#"{"checkmate":false,"stalemate":false,"variant_win":false,"variant_loss":false,"insufficient_material":false,"category":"draw","moves":[]}"#;
-        let read: TablebaseAnswer =
-            serde_json::from_str(missing).expect("absent distances are null");
+        let read = read::<TablebaseAnswer>(missing).expect("absent distances are null");
         assert_eq!(read.pos.dtz, None);
+        assert_eq!(read.pos.category, Category::Draw);
+    }
+
+    #[test]
+    fn every_category_reads_back_by_its_name() {
+        for category in Category::ALL {
+            let json = serde_json::to_string(&category).expect("serializes");
+            assert_eq!(read::<Category>(&json), Ok(category));
+        }
+        assert!(read::<Category>(r#""won""#).is_err());
+    }
+
+    #[test]
+    fn lines_tables_and_errors_read_back_as_written() {
+        let mainline = MainlineAnswer {
+            mainline: vec![MainlineStep {
+                uci: "a1a8".to_string(),
+                san: "Ra8#".to_string(),
+                dtz: -1,
+                precise_dtz: None,
+            }],
+            winner: Some("w".to_string()),
+            dtz: 2,
+            precise_dtz: Some(2),
+        };
+        let json = serde_json::to_string(&mainline).expect("serializes");
+        assert_eq!(read::<MainlineAnswer>(&json), Ok(mainline));
+        let mate = MateLineAnswer {
+            mainline: vec![MateStep {
+                uci: "a1a8".to_string(),
+                san: "Ra8#".to_string(),
+                dtm: None,
+            }],
+            winner: None,
+            dtm: Some(1),
+        };
+        let json = serde_json::to_string(&mate).expect("serializes");
+        assert_eq!(read::<MateLineAnswer>(&json), Ok(mate));
+        let tables = InstalledTables {
+            tables: vec!["KQvK".to_string()],
+            pieces: vec![PieceCoverage {
+                pieces: 3,
+                installed: 5,
+                published: 5,
+            }],
+            dtm: vec!["KBNvK".to_string()],
+        };
+        let json = serde_json::to_string(&tables).expect("serializes");
+        assert_eq!(read::<InstalledTables>(&json), Ok(tables));
+        let older = r#"{"tables":[],"pieces":[]}"#;
+        assert_eq!(
+            read::<InstalledTables>(older).map(|t| t.dtm),
+            Ok(Vec::new())
+        );
+        let error = r#"{"error":"illegal fen"}"#;
+        assert_eq!(
+            read::<ApiError>(error).map(|e| e.error),
+            Ok("illegal fen".to_string())
+        );
+    }
+
+    /// The page's resources travel inside the page as serde writes them.
+    #[test]
+    fn resource_values_read_back_as_written() {
+        type Shown = Result<(String, TablebaseAnswer), String>;
+        let answer = TablebaseAnswer {
+            pos: PositionInfo::unknown(),
+            moves: vec![lost_by_mate()],
+        };
+        let shown: Shown = Ok(("8/8/8/8/8/8/8/K1k5 w - - 0 1".to_string(), answer));
+        let json = serde_json::to_string(&shown).expect("serializes");
+        assert_eq!(read::<Shown>(&json), Ok(shown));
+        let refused: Shown = Err("illegal position".to_string());
+        let json = serde_json::to_string(&refused).expect("serializes");
+        assert_eq!(read::<Shown>(&json), Ok(refused));
+        assert_eq!(read::<Option<InstalledTables>>("null"), Ok(None));
+    }
+
+    /// What cannot be read says which field and why, and never panics.
+    #[test]
+    fn unreadable_answers_say_why() {
+        assert!(matches!(read::<ApiError>("{"), Err(JsonError::Syntax(_))));
+        assert_eq!(read::<ApiError>("{}"), Err(JsonError::Missing("error")));
+        let fractional = r#"{"pieces":3.5,"installed":1,"published":1}"#;
+        assert!(matches!(
+            read::<PieceCoverage>(fractional),
+            Err(JsonError::Wrong("pieces", _))
+        ));
+        let too_big = r#"{"pieces":300,"installed":1,"published":1}"#;
+        assert!(matches!(
+            read::<PieceCoverage>(too_big),
+            Err(JsonError::Wrong("pieces", _))
+        ));
+        let text_dtz = r#"{"uci":"a1a2","san":"Ra2","dtz":"3","precise_dtz":null}"#;
+        assert_eq!(
+            read::<MainlineStep>(text_dtz).map_err(|e| e.to_string()),
+            Err("`dtz` is not a whole number in range".to_string())
+        );
+        assert!(read::<(String, String)>(r#"["a"]"#).is_err());
+        assert!(read::<Result<String, String>>("{}").is_err());
     }
 }

@@ -10,6 +10,7 @@ pub mod components;
 pub mod favicon;
 pub mod game;
 pub mod hooks;
+pub mod json;
 pub mod material;
 pub mod move_squares;
 pub mod position;

@@ -135,17 +135,19 @@ pub fn encode(fen: &str) -> String {
 /// GETs an API URL and reads its JSON: the answer, or the server's own
 /// message (`{"error": ...}`), or why neither came.
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
-async fn get_json<T: serde::de::DeserializeOwned>(url: &str) -> Result<T, ApiError> {
+async fn get_json<T: crate::json::FromJson>(url: &str) -> Result<T, ApiError> {
+    use crate::json::read;
+
     let (status, body) = get_text(url).await?;
     let unread = |err: String| ApiError {
         error: format!("the server's answer could not be read: {err}"),
     };
     match (status, body) {
-        (200..=299, Ok(body)) => serde_json::from_str(&body).map_err(|err| unread(err.to_string())),
+        (200..=299, Ok(body)) => read(&body).map_err(|err| unread(err.to_string())),
         (200..=299, Err(err)) => Err(unread(err)),
         (_, body) => Err(body
             .ok()
-            .and_then(|body| serde_json::from_str::<ApiError>(&body).ok())
+            .and_then(|body| read::<ApiError>(&body).ok())
             .unwrap_or_else(|| ApiError {
                 error: format!("the server answered with status {status}"),
             })),

@@ -105,6 +105,34 @@ test('when the server does not answer, the page says so and retries', async ({ p
   await expect(page.locator('button.retry')).toHaveCount(0);
 });
 
+test('an answer the page cannot read says which field and why, and the page goes on', async ({ page }) => {
+  // The page reads answers with its own reader (app::json), not serde: a
+  // field missing or of the wrong type is named, nothing breaks.
+  const fen = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';
+  await openHydrated(page, fen);
+  await waitForList(page, fen);
+  const api = (url: URL) => url.pathname === '/standard';
+  await page.route(api, (route) =>
+    route.fulfill({ status: 200, contentType: 'application/json', body: '{"checkmate":false,"stalemate":"no"}' }),
+  );
+  await page.locator('.move-list a.move[data-san="Rh7"]').click();
+  const next = '4k3/7R/8/8/8/8/8/4K3 b - - 1 1';
+  await expect.poll(() => fenOfUrl(page.url())).toBe(next);
+  await expect(page.locator('.status')).toContainText(
+    "the server's answer could not be read: `stalemate` is not true or false",
+  );
+  await page.unroute(api);
+  await page.route(api, (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{"checkm' }));
+  await page.goBack();
+  await waitForList(page, fen);
+  await page.locator('.move-list a.move[data-san="Rh6"]').click();
+  await expect(page.locator('.status')).toContainText("the server's answer could not be read: it is not JSON");
+  await page.unroute(api);
+  await page.reload();
+  await waitForList(page, '4k3/8/7R/8/8/8/8/4K3 b - - 1 1');
+  await expect(page.locator('.status')).toContainText('Black to move loses');
+});
+
 test('the hover arrow takes the colour of the move\'s result', async ({ page }) => {
   const fen = '4k3/8/8/8/8/8/8/4K2R b - - 0 1';
   await openHydrated(page, fen);

@@ -11,6 +11,7 @@ use leptos::prelude::*;
 use crate::hooks::in_flight::InFlight;
 use crate::{
     api::{InstalledTables, TablebaseAnswer},
+    json::PageCodec,
     position::to_fen,
     source::{fetch_answer, fetch_tables},
     variant::Variant,
@@ -20,7 +21,13 @@ use crate::{
 const ANSWER_CACHE: usize = 2000;
 
 /// The URL position's answer and the FEN it answers, or why there is none.
-pub type AnswerResource = Resource<Result<(String, TablebaseAnswer), String>>;
+///
+/// Both resources travel in the page read by `crate::json`, not serde:
+/// serde's reading code was about a tenth of the first download.
+pub type AnswerResource = Resource<Result<(String, TablebaseAnswer), String>, PageCodec>;
+
+/// The installed tables of the variant on show (`None`: the server did not say).
+pub type TablesResource = Resource<Option<InstalledTables>, PageCodec>;
 
 /// Answers seen in this tab, by variant and full FEN, and those asked for
 /// and not yet come; the variant on show is the one asked about.
@@ -143,11 +150,12 @@ pub fn use_answers(
     parsed: Memo<Result<Game, String>>,
 ) -> (Answers, AnswerResource) {
     let answers = Answers::new(variant);
-    let resource = Resource::new(
+    let resource = Resource::new_with_options(
         // The variant is part of the key: the same FEN has other answers
         // under other rules.
         move || parsed.get().map(|p| (variant.get(), to_fen(&p))),
         move |key: Result<(Variant, String), String>| async move { answers.answer(key?.1).await },
+        false,
     );
     (answers, resource)
 }
@@ -168,9 +176,10 @@ fn sendable<F: std::future::Future>(future: F) -> F {
 /// The installed tables of the variant on show, asked once per page and
 /// variant (`None` if the server does not say: the page then names no
 /// tables, and works otherwise).
-pub fn use_installed_tables(variant: Memo<Variant>) -> Resource<Option<InstalledTables>> {
-    Resource::new(
+pub fn use_installed_tables(variant: Memo<Variant>) -> TablesResource {
+    Resource::new_with_options(
         move || variant.get(),
         |variant| async move { sendable(fetch_tables(variant)).await.ok() },
+        false,
     )
 }

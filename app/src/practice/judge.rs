@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     api::{Category, MoveInfo, PositionInfo, TablebaseAnswer},
     components::move_list::mate::{self, MoveMate},
+    json::{FromJson, Json, JsonError, field, optional_int_field, string_field},
     practice::defence::{Metric, Worth, best_moves, best_worth},
 };
 
@@ -38,6 +39,17 @@ impl Mark {
     }
 }
 
+impl FromJson for Mark {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        match value.as_string().as_deref() {
+            Some("Best") => Ok(Mark::Best),
+            Some("Slower") => Ok(Mark::Slower),
+            Some("Mistake") => Ok(Mark::Mistake),
+            _ => Err(JsonError::Wrong("mark", "Best, Slower or Mistake")),
+        }
+    }
+}
+
 /// A result as the player sees it.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Standing {
@@ -48,6 +60,16 @@ pub struct Standing {
     pub mate: Option<i32>,
     /// DTZ in plies, for a result whose depth to mate is not known.
     pub dtz: Option<i32>,
+}
+
+impl FromJson for Standing {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(Standing {
+            category: Category::from_json(&field(value, "category")?)?,
+            mate: optional_int_field(value, "mate")?,
+            dtz: optional_int_field(value, "dtz")?,
+        })
+    }
 }
 
 impl Standing {
@@ -137,6 +159,18 @@ pub struct Judgement {
     pub after: Standing,
     /// A best move of the position, for the summary ("Rh7 was best").
     pub best_san: String,
+}
+
+impl FromJson for Judgement {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(Judgement {
+            san: string_field(value, "san")?,
+            mark: Mark::from_json(&field(value, "mark")?)?,
+            before: Standing::from_json(&field(value, "before")?)?,
+            after: Standing::from_json(&field(value, "after")?)?,
+            best_san: string_field(value, "best_san")?,
+        })
+    }
 }
 
 impl Judgement {

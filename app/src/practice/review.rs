@@ -4,12 +4,14 @@
 //! renders the page from the same review, so a reload, a shared link and
 //! the page without JavaScript all show the same game.
 
+use leptos::prelude::Resource;
 use serde::{Deserialize, Serialize};
 use shakmaty::{Position, uci::UciMove};
 
 use crate::{
     api::TablebaseAnswer,
     hooks::answers::Answers,
+    json::{FromJson, Json, JsonError, list_field, optional_field},
     position::to_fen,
     practice::{
         defence::{chances_to_go_wrong, drawing_choices, reply},
@@ -18,6 +20,10 @@ use crate::{
         setup::Setup,
     },
 };
+
+/// The review of the URL's game, or why there is none; it travels in the
+/// page read by `crate::json`, as the explorer's answers do.
+pub type ReviewResource = Resource<Result<Review, String>, crate::json::PageCodec>;
 
 /// What the answers say about one game.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -31,6 +37,17 @@ pub struct Review {
     pub reply: Option<String>,
     /// The answer of the start, for the choice of side.
     pub start: Option<TablebaseAnswer>,
+}
+
+impl FromJson for Review {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(Review {
+            moves: list_field(value, "moves", false)?,
+            judged: list_field(value, "judged", false)?,
+            reply: optional_field(value, "reply")?,
+            start: optional_field(value, "start")?,
+        })
+    }
 }
 
 /// One of the player's moves as a review knows it.

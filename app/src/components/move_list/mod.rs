@@ -39,7 +39,7 @@ pub struct MoveEvents {
 }
 
 /// The list of installed tables, fetched once per page.
-pub type TablesResource = Resource<Option<InstalledTables>>;
+pub use crate::hooks::answers::TablesResource;
 
 #[component]
 pub fn Results(

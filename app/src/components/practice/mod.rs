@@ -26,7 +26,7 @@ use crate::{
     material,
     practice::{
         game::PracticeGame,
-        review::{Review, review},
+        review::{Review, ReviewResource, review},
         setup::Setup,
     },
     variant::Variant,
@@ -52,9 +52,10 @@ pub fn Practice() -> impl IntoView {
     // Components that read FENs or build links take the variant from here.
     provide_context(variant);
     let answers = Answers::new(variant);
-    let reviewed = Resource::new(
+    let reviewed: ReviewResource = Resource::new_with_options(
         move || setup.get(),
         move |setup| async move { review(answers, setup).await },
+        false,
     );
     let played = Memo::new(move |_| setup.with(PracticeGame::replay));
     let hydrated = RwSignal::new(false);
@@ -86,7 +87,7 @@ enum Phase {
 #[component]
 fn PracticeBody(
     played: Memo<Result<PracticeGame, String>>,
-    reviewed: Resource<Result<Review, String>>,
+    reviewed: ReviewResource,
     answers: Answers,
 ) -> impl IntoView {
     let shown: Shown = Memo::new(move |_| {

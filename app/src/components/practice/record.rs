@@ -8,7 +8,7 @@ use crate::{
     components::practice::Shown,
     practice::{
         game::PracticeGame,
-        review::{Marked, Review},
+        review::{Marked, ReviewResource},
     },
 };
 
@@ -23,7 +23,7 @@ struct Line {
 }
 
 #[component]
-pub fn Record(shown: Shown, reviewed: Resource<Result<Review, String>>) -> impl IntoView {
+pub fn Record(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
     let lines = move || {
         let game = shown.get().ok()?;
         let marks = match reviewed.get() {

@@ -7,13 +7,13 @@ use shakmaty::{Color, Position};
 use crate::{
     components::{board::pieces::color_name, practice::Shown},
     position::to_fen,
-    practice::{judge::Standing, review::Review},
+    practice::{judge::Standing, review::ReviewResource},
     source::position_href,
     text::capitalized,
 };
 
 #[component]
-pub fn SideChoice(shown: Shown, reviewed: Resource<Result<Review, String>>) -> impl IntoView {
+pub fn SideChoice(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
     // The start does not change while the side is chosen.
     let game = shown.get_untracked().ok()?;
     let turn = game.current().turn();

@@ -6,12 +6,15 @@ use leptos::prelude::*;
 
 use crate::{
     components::{board::pieces::color_name, practice::Shown},
-    practice::{game::PracticeGame, review::Review},
+    practice::{
+        game::PracticeGame,
+        review::{Review, ReviewResource},
+    },
     text::capitalized,
 };
 
 #[component]
-pub fn Status(shown: Shown, reviewed: Resource<Result<Review, String>>) -> impl IntoView {
+pub fn Status(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
     let text = move || {
         let game = shown.get().ok()?;
         let review = reviewed.get();

@@ -12,12 +12,12 @@ use crate::{
     practice::{
         game::{End, PracticeGame},
         judge::{Judgement, Mark},
-        review::{Marked, Review},
+        review::{Marked, ReviewResource},
     },
 };
 
 #[component]
-pub fn Summary(shown: Shown, reviewed: Resource<Result<Review, String>>) -> impl IntoView {
+pub fn Summary(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
     move || {
         let game = shown.get().ok()?;
         let end = game.end()?;
