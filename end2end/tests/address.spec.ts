@@ -57,6 +57,12 @@ test('the practice page is a page of its own, and back returns to the explorer',
   await expect.poll(() => fenOfUrl(page.url())).toBe(KQvK);
 });
 
+test('the practice page with a trailing slash is the practice page, game and all', async ({ page }) => {
+  await page.goto(`/practice/?fen=${KQvK.replace(/ /g, '_')}&seed=1`);
+  await expect(page).toHaveURL(/\/practice\?fen=[^&]+&seed=1$/);
+  await expect(page.locator('.practice-sides a.play-side')).toHaveCount(2);
+});
+
 test('a practice page whose code does not arrive says so, and its links still work', async ({ page }) => {
   await page.route(/\/pkg\/(split_|chunk_)[^/]*\.wasm$/, (route) => route.abort());
   await page.goto(`/practice?fen=${KQvK.replace(/ /g, '_')}&seed=1`);

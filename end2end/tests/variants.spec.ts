@@ -77,4 +77,14 @@ test.describe('without JavaScript', () => {
     await expect(page.locator('.move-list a.move[data-san^="Qxd7"]')).toHaveAttribute('href', /variant=atomic/);
     await expect(page.locator('.variants a.current')).toHaveText('Atomic');
   });
+
+  test('a FEN loaded with the form keeps the rules on show', async ({ page }) => {
+    await page.goto(url('atomic', atomic));
+    const other = '4k3/3n4/8/8/8/8/3Q4/1K6 w - - 0 1';
+    await page.locator('#fen-input').fill(other);
+    await page.locator('.fen-box button[type="submit"]').click();
+    await expect(page).toHaveURL(/[?&]variant=atomic&fen=/);
+    await expect(page.locator('.variants a.current')).toHaveText('Atomic');
+    await expect(page.locator('.move-list a.move[data-san^="Qxd7"] .dtz')).toHaveText('Explodes the king');
+  });
 });

@@ -8,7 +8,7 @@ use app::{
     source::{InstalledByVariant, ProbeSource},
     variant::{Variant, parse_variant_fen},
 };
-use axum::{Router, routing::get};
+use axum::{Router, http::Uri, response::Redirect, routing::get};
 use leptos::prelude::{LeptosOptions, provide_context};
 
 use super::AppState;
@@ -41,6 +41,7 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
     Router::new()
         .route("/", get(render.clone()))
         .route(app::components::practice_route::PATH, get(render))
+        .route(PRACTICE_WITH_SLASH, get(practice_without_slash))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(
             move |options| shell(options, fallback_style.clone()),
         ))
@@ -49,6 +50,15 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
             super::bundle_compression::layer,
         ))
         .layer(axum::middleware::from_fn(super::bundle_cache::layer))
+}
+
+const PRACTICE_WITH_SLASH: &str = "/practice/";
+
+/// `/practice/` is the practice page too: a link typed or pasted with the
+/// slash keeps its game instead of landing on "Page not found".
+async fn practice_without_slash(uri: Uri) -> Redirect {
+    let query = uri.query().map(|q| format!("?{q}")).unwrap_or_default();
+    Redirect::permanent(&format!("{}{query}", app::components::practice_route::PATH))
 }
 
 /// The page's stylesheet, read once, for the shell to write into the head;

@@ -1,12 +1,15 @@
 //! The FEN box: shows the current position's FEN and loads a pasted one.
 //!
-//! Without JavaScript it is a plain GET form to `/?fen=`; hydrated, it checks
+//! Without JavaScript it is a plain GET form to `/?fen=` (with the rules on
+//! show, as the move links carry them); hydrated, it checks
 //! the FEN in the browser first, and an invalid one gets an inline message
 //! while the board keeps what it had.
 
 use leptos::{ev::SubmitEvent, html, prelude::*};
 
-use crate::{game::parse_game_fen, hooks::url_position::use_variant, position::to_fen};
+use crate::{
+    game::parse_game_fen, hooks::url_position::use_variant, position::to_fen, variant::Variant,
+};
 
 #[component]
 pub fn FenBox(
@@ -38,6 +41,13 @@ pub fn FenBox(
 
     view! {
         <form class="fen-box" method="get" action="/" on:submit=on_submit>
+            // Without it a FEN loaded on an atomic page would open the
+            // standard one (`source::position_href` names the rules alike).
+            {move || {
+                let variant = variant.get();
+                (variant != Variant::Standard)
+                    .then(|| view! { <input type="hidden" name="variant" value=variant.as_str()/> })
+            }}
             <label for="fen-input">"FEN"</label>
             <div class="fen-row">
                 <input
