@@ -3,12 +3,12 @@
 //! lichess tablebase API so existing clients can switch by changing a base URL.
 
 use serde::{Deserialize, Serialize};
+use shakmaty::{CastlingMode, Move, Position, san::SanPlus};
 
 use crate::json::{
-    FromJson, Json, JsonError, bool_field, field, int_field, list_field, optional_field,
-    optional_int_field, string_field,
+    FromJson, Json, JsonError, bool_field, field, int_field, list_field, list_field_or_empty,
+    optional_field, optional_int_field, string_field,
 };
-use shakmaty::{CastlingMode, Move, Position, san::SanPlus};
 
 /// The longest UCI move: a promotion (`e7e8q`).
 const MAX_UCI: usize = 5;
@@ -322,7 +322,7 @@ impl FromJson for TablebaseAnswer {
     fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
         Ok(TablebaseAnswer {
             pos: PositionInfo::from_json(value)?,
-            moves: list_field(value, "moves", false)?,
+            moves: list_field(value, "moves")?,
         })
     }
 }
@@ -341,7 +341,7 @@ impl FromJson for MainlineStep {
 impl FromJson for MainlineAnswer {
     fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
         Ok(MainlineAnswer {
-            mainline: list_field(value, "mainline", false)?,
+            mainline: list_field(value, "mainline")?,
             winner: optional_field(value, "winner")?,
             dtz: int_field(value, "dtz")?,
             precise_dtz: optional_int_field(value, "precise_dtz")?,
@@ -362,7 +362,7 @@ impl FromJson for MateStep {
 impl FromJson for MateLineAnswer {
     fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
         Ok(MateLineAnswer {
-            mainline: list_field(value, "mainline", false)?,
+            mainline: list_field(value, "mainline")?,
             winner: optional_field(value, "winner")?,
             dtm: optional_int_field(value, "dtm")?,
         })
@@ -380,9 +380,9 @@ impl FromJson for ApiError {
 impl FromJson for InstalledTables {
     fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
         Ok(InstalledTables {
-            tables: list_field(value, "tables", false)?,
-            pieces: list_field(value, "pieces", false)?,
-            dtm: list_field(value, "dtm", true)?,
+            tables: list_field(value, "tables")?,
+            pieces: list_field(value, "pieces")?,
+            dtm: list_field_or_empty(value, "dtm")?,
         })
     }
 }

@@ -149,40 +149,48 @@ pub fn optional_int_field<J: Json>(
     object: &J,
     name: &'static str,
 ) -> Result<Option<i32>, JsonError> {
-    match object.field(name) {
-        None => Ok(None),
-        Some(value) if value.is_null() => Ok(None),
-        Some(value) => whole(&value)
-            .map(Some)
-            .ok_or(JsonError::Wrong(name, "a whole number in range, or null")),
-    }
+    present(object, name)
+        .map(|value| {
+            whole(&value).ok_or(JsonError::Wrong(name, "a whole number in range, or null"))
+        })
+        .transpose()
 }
 
-/// A value, or null, or absent (serde's reading of an `Option`).
+/// A value, or null, or absent.
 pub fn optional_field<J: Json, T: FromJson>(
     object: &J,
     name: &'static str,
 ) -> Result<Option<T>, JsonError> {
-    match object.field(name) {
-        None => Ok(None),
-        Some(value) => Option::<T>::from_json(&value),
-    }
+    present(object, name)
+        .map(|value| T::from_json(&value))
+        .transpose()
 }
 
-/// An array of `T`; absent reads as empty only where `default_empty` says
-/// so (serde's `#[serde(default)]`).
+/// A field that is there and not null.
+fn present<J: Json>(object: &J, name: &str) -> Option<J> {
+    object.field(name).filter(|value| !value.is_null())
+}
+
+/// An array of `T`.
 pub fn list_field<J: Json, T: FromJson>(
     object: &J,
     name: &'static str,
-    default_empty: bool,
 ) -> Result<Vec<T>, JsonError> {
-    let Some(value) = object.field(name) else {
-        return if default_empty {
-            Ok(Vec::new())
-        } else {
-            Err(JsonError::Missing(name))
-        };
-    };
+    items_of(&field(object, name)?, name)
+}
+
+/// An array of `T`, empty when absent (serde's `#[serde(default)]`).
+pub fn list_field_or_empty<J: Json, T: FromJson>(
+    object: &J,
+    name: &'static str,
+) -> Result<Vec<T>, JsonError> {
+    match object.field(name) {
+        None => Ok(Vec::new()),
+        Some(value) => items_of(&value, name),
+    }
+}
+
+fn items_of<J: Json, T: FromJson>(value: &J, name: &'static str) -> Result<Vec<T>, JsonError> {
     value
         .items()
         .ok_or(JsonError::Wrong(name, "an array"))?

@@ -42,8 +42,8 @@ pub struct Review {
 impl FromJson for Review {
     fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
         Ok(Review {
-            moves: list_field(value, "moves", false)?,
-            judged: list_field(value, "judged", false)?,
+            moves: list_field(value, "moves")?,
+            judged: list_field(value, "judged")?,
             reply: optional_field(value, "reply")?,
             start: optional_field(value, "start")?,
         })

@@ -3,7 +3,7 @@
 
 use leptos::{either::Either, prelude::*};
 
-use crate::{api::PieceCoverage, components::move_list::TablesResource};
+use crate::{api::PieceCoverage, hooks::answers::TablesResource};
 
 /// One piece count in words: "5 pieces: 28 of 110 tables (partial)".
 pub fn coverage_text(c: &PieceCoverage) -> String {

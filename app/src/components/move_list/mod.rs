@@ -19,7 +19,7 @@ use crate::game::{Game, parse_game_fen};
 use crate::{
     api::{Category, InstalledTables},
     components::board::arrow::HoveredMove,
-    hooks::answers::{AnswerResource, Answers},
+    hooks::answers::{AnswerResource, Answers, TablesResource},
     position::to_fen,
     tables::{UnknownReason, fetch_command, unknown_reason},
     text::capitalized,
@@ -37,9 +37,6 @@ pub struct MoveEvents {
     /// The FEN after a move the mouse came over, to ask for its answer early.
     pub on_prefetch: Callback<String>,
 }
-
-/// The list of installed tables, fetched once per page.
-pub use crate::hooks::answers::TablesResource;
 
 #[component]
 pub fn Results(
