@@ -411,7 +411,7 @@ fn read_table(
 
 /// Writes a table's entry, each file atomically and the manifest last: it
 /// vouches for the files written before it.
-fn write_entry(
+pub fn write_entry(
     to: &Path,
     table: &str,
     manifest: &Manifest,

@@ -4,7 +4,9 @@
 //! Every run must end in complete, verified files or an error naming the
 //! table, with nothing corrupt under a real name. Atomic and antichess
 //! tables (md5, no published sizes) go the same way, and Prophet DTM files
-//! (`--dtm`) by the md5 the mirror's `MD5SUMS` lists.
+//! (`--dtm`) by the md5 the mirror's `MD5SUMS` lists. Every file fetched
+//! (or found whole) has its block checksums in `.zugzwang/` beside it, as
+//! `verify --init` records them.
 
 mod common;
 mod process;
@@ -24,9 +26,22 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use futures::StreamExt;
-use server::catalog::{
-    self,
-    whole_file::{PublishedDigest, md5_file, sha256_file},
+use server::{
+    catalog::{
+        self,
+        whole_file::{PublishedDigest, md5_file, sha256_file},
+    },
+    progress::Silent,
+    store::{
+        format,
+        prophet::format as prophet_format,
+        tier::{
+            INTEGRITY_SUBDIR,
+            integrity::{BlockSums, DEFAULT_BLOCK_SIZE, HASH_NAME},
+            manifest::{Manifest, sums_path},
+        },
+    },
+    tier_build::{self, BuildOptions},
 };
 
 /// Faults the mirror injects, each for the named files.
@@ -194,9 +209,8 @@ async fn fetch(addr: SocketAddr, to: &Path, args: &[&str]) -> (bool, String, Str
 /// Every file under its real name in `dir` has its published sha256, and no
 /// `.part` is left.
 fn assert_all_verified(dir: &Path) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    for name in names_in(dir) {
+        let path = dir.join(&name);
         assert!(!name.ends_with(".part"), "{name} left behind");
         let digest = sha256_file(&path, |_| {}).unwrap();
         assert_eq!(
@@ -219,10 +233,13 @@ fn total_row(out: &str) -> Vec<String> {
         .collect()
 }
 
+/// The files in `dir`, sorted, without the checksums' folder (`.zugzwang`,
+/// see [`assert_checked_from_birth`]).
 fn names_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name != INTEGRITY_SUBDIR)
         .collect();
     names.sort();
     names
@@ -655,11 +672,15 @@ async fn fetch_dtm(addr: SocketAddr, to: &Path, args: &[&str]) -> (bool, String,
     )
 }
 
-/// Every file below `dir`, as paths relative to it, sorted.
+/// Every file below `dir`, as paths relative to it, sorted, without the
+/// checksums' folders (`.zugzwang`, see [`assert_checked_from_birth`]).
 fn files_below(dir: &Path) -> Vec<String> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
         for entry in fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
+            if path.ends_with(INTEGRITY_SUBDIR) {
+                continue;
+            }
             if path.is_dir() {
                 walk(root, &path, out);
             } else {
@@ -836,4 +857,198 @@ async fn refuses_a_prophet_mirror_without_md5sums() {
     // --dtm takes no variant and no dependencies.
     let (ok, _, err) = fetch_dtm(addr, to.path(), &["--with-dependencies"]).await;
     assert!(!ok && err.contains("--with-dependencies"), "{err}");
+}
+
+/// Each of `files` (paths below `dir`) is checked from birth: `.zugzwang/`
+/// beside it holds its manifest, which matches the file as it is (size,
+/// modification time) and records its sha256, and its block checksums,
+/// the very ones `verify --init` computes (`BlockSums::of` its bytes). And
+/// `verify --init`'s builder (`tier_build` with `per_directory`), run over
+/// `dir`, finds every entry up to date: nothing to record again.
+fn assert_checked_from_birth(dir: &Path, files: &[&str]) {
+    for file in files {
+        let path = dir.join(file);
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let integrity = path.parent().unwrap().join(INTEGRITY_SUBDIR);
+        let manifest = Manifest::load(&integrity, &name)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{file}: no manifest in {}", integrity.display()));
+        let meta = fs::metadata(&path).unwrap();
+        assert!(
+            manifest.matches_source(&meta),
+            "{file}: the manifest is not the file's: {}",
+            manifest.staleness(&meta)
+        );
+        assert_eq!(manifest.table, name);
+        assert_eq!(
+            (
+                manifest.block_size,
+                manifest.hash.as_str(),
+                manifest.fast_len
+            ),
+            (DEFAULT_BLOCK_SIZE, HASH_NAME, 0),
+            "{file}"
+        );
+        assert_eq!(
+            manifest.sha256,
+            sha256_file(&path, |_| {}).unwrap(),
+            "{file}"
+        );
+        let prefix_len = if prophet_format::is_table_name(&name) {
+            prophet_format::layout(&path).unwrap().prefix_len
+        } else {
+            format::parse_file(&path).unwrap().prefix_len
+        };
+        assert_eq!(manifest.prefix_len, prefix_len, "{file}");
+        let expected = BlockSums::of(&fs::read(&path).unwrap(), DEFAULT_BLOCK_SIZE);
+        let sums = fs::read(sums_path(&integrity, &name)).unwrap();
+        assert_eq!(sums, expected.to_bytes(), "{file}: sums differ");
+    }
+    let options = BuildOptions {
+        from: vec![dir.to_path_buf()],
+        to: dir.join(INTEGRITY_SUBDIR),
+        dry_run: false,
+        block_size: DEFAULT_BLOCK_SIZE,
+        prefixes: false,
+        per_directory: true,
+    };
+    let summary = tier_build::build(&options, &Silent);
+    assert_eq!(summary.failures, [], "verify --init fails them");
+    assert_eq!(
+        (summary.built, summary.up_to_date),
+        (0, files.len() as u64),
+        "verify --init would record them again"
+    );
+}
+
+/// A fetched table is checked from its first read: its block checksums
+/// are recorded as it arrives. A file already there without them gets
+/// them (it is read to check its digest anyway); a damaged one is fetched
+/// again and its checksums recorded anew; a run with nothing to do writes
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_block_checksums_of_every_file_it_fetches() {
+    let (addr, _mirror) = start_mirror(&common::embedded_tables_dir(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let files = ["KBNvK.rtbw", "KBNvK.rtbz", "KQvKR.rtbw", "KQvKR.rtbz"];
+    let (ok, out, err) = fetch(addr, to.path(), &["--only", "KBNvK,KQvKR"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains("block checksums recorded for 4 files in .zugzwang/"),
+        "{out}"
+    );
+    assert_eq!(names_in(to.path()), files);
+    assert_checked_from_birth(to.path(), &files);
+
+    // Checksums lost for one file, another damaged under its real name.
+    let integrity = to.path().join(INTEGRITY_SUBDIR);
+    fs::remove_file(integrity.join("KBNvK.rtbw.manifest")).unwrap();
+    fs::remove_file(integrity.join("KBNvK.rtbw.sums")).unwrap();
+    let damaged = to.path().join("KQvKR.rtbz");
+    let mut bytes = fs::read(&damaged).unwrap();
+    bytes[1000] ^= 0xff;
+    fs::write(&damaged, bytes).unwrap();
+    let (ok, out, err) = fetch(addr, to.path(), &["--only", "KBNvK,KQvKR"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(total_row(&out), ["4", "1", "3", "0"], "{out}");
+    assert!(
+        out.contains("block checksums recorded for 2 files (1 of them already there without)"),
+        "{out}"
+    );
+    assert_all_verified(to.path());
+    assert_checked_from_birth(to.path(), &files);
+
+    let (ok, out, err) = fetch(addr, to.path(), &["--only", "KBNvK,KQvKR"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(total_row(&out), ["4", "0", "4", "0"], "{out}");
+    assert!(!out.contains("block checksums recorded"), "{out}");
+    assert_checked_from_birth(to.path(), &files);
+}
+
+/// Atomic tables are published with md5 only: the pass that checks it
+/// computes the sha256 the manifest records too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_block_checksums_of_variant_tables() {
+    let (addr, _mirror) = start_mirror(&common::atomic_tables_dir(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch(addr, to.path(), &["--variant", "atomic", "--only", "KRvKP"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(names_in(to.path()), ["KRvKP.atbw", "KRvKP.atbz"]);
+    assert_all_match_published_digests(to.path());
+    assert_checked_from_birth(to.path(), &["KRvKP.atbw", "KRvKP.atbz"]);
+}
+
+/// Prophet files in the generator's subdirectories: each gets the
+/// `.zugzwang/` of its own directory, where the reader looks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_block_checksums_beside_nested_prophet_files() {
+    let source = prophet_mirror_dir(true);
+    let (addr, _mirror) = start_mirror(source.path(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch_dtm(addr, to.path(), &["--pieces", "2-3-4"]).await;
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains("block checksums recorded for 5 files"),
+        "{out}"
+    );
+    assert!(
+        to.path()
+            .join("4men/0pawns")
+            .join(INTEGRITY_SUBDIR)
+            .join("KBNK.egtb.bz.manifest")
+            .is_file()
+    );
+    assert_checked_from_birth(to.path(), &PROPHET_FILES);
+}
+
+/// A Prophet file whose md5 is the one the mirror lists, but which fails
+/// its own check (its values' checksum field): the mirror lists a damaged
+/// file. It is refused at once (fetching it again would bring the same
+/// bytes), never appears under its real name, and no checksums vouch for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_a_prophet_file_the_mirror_lists_damaged() {
+    let source = prophet_mirror_dir(true);
+    let damaged = "3men/0pawns/KQK.egtb.bz";
+    let path = source.path().join(damaged);
+    let mut bytes = fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x10;
+    fs::write(&path, &bytes).unwrap();
+    let md5 = md5_file(&path, |_| {}).unwrap();
+    let list = fs::read_to_string(source.path().join("MD5SUMS")).unwrap();
+    let list: String = list
+        .lines()
+        .map(|line| match line.ends_with(damaged) {
+            true => format!("{md5}  ./{damaged}\n"),
+            false => format!("{line}\n"),
+        })
+        .collect();
+    fs::write(source.path().join("MD5SUMS"), list).unwrap();
+    let (addr, mirror) = start_mirror(source.path(), Faults::default()).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch_dtm(addr, to.path(), &["--pieces", "3"]).await;
+    assert!(!ok, "{out}");
+    assert!(err.contains("1 of 2 files could not be fetched"), "{err}");
+    assert!(
+        out.contains(&format!(
+            "FAILED {damaged}: its md5 is the expected one, but the file fails its own check"
+        )) && out.contains("use another mirror"),
+        "{out}"
+    );
+    // As many requests as for a good file (HEAD for the size, one GET).
+    assert_eq!(
+        mirror.requests_for(damaged).len(),
+        mirror.requests_for("3men/0pawns/KKQ.egtb.bz").len(),
+        "not fetched again"
+    );
+    assert_eq!(
+        files_below(to.path()),
+        ["3men/0pawns/KKQ.egtb.bz", "MD5SUMS"]
+    );
+    assert!(
+        !to.path()
+            .join("3men/0pawns/.zugzwang/KQK.egtb.bz.manifest")
+            .exists()
+    );
+    assert_checked_from_birth(to.path(), &["3men/0pawns/KKQ.egtb.bz"]);
 }

@@ -36,7 +36,9 @@ pub enum TablesCommand {
     /// Fetch tables from an HTTP(S) mirror, resuming cut transfers and
     /// verifying every file against its published digest (sha256; md5 for
     /// atomic and antichess; with --dtm, Prophet DTM files against the md5
-    /// the mirror's MD5SUMS lists) before it appears under its real name.
+    /// the mirror's MD5SUMS lists) before it appears under its real name,
+    /// with its block checksums (recorded in .zugzwang/ beside it from the
+    /// same bytes, as `verify --init` does).
     Fetch(FetchArgs),
 }
 
@@ -530,7 +532,7 @@ pub fn render_summary(summary: &Summary) -> String {
             "{label:<7} {:>7} {:>8} {:>14} {:>7}",
             of(|_| true),
             of(|r| matches!(r, Ok(Done::Fetched(_)))),
-            of(|r| matches!(r, Ok(Done::AlreadyComplete))),
+            of(|r| matches!(r, Ok(Done::AlreadyComplete { .. }))),
             of(|r| r.is_err()),
         );
     }
@@ -541,6 +543,26 @@ pub fn render_summary(summary: &Summary) -> String {
         human(summary.received()),
         human((summary.received() as f64 / seconds.max(0.001)) as u64)
     );
+    let recorded = |want: fn(&Done) -> bool| {
+        summary
+            .files
+            .iter()
+            .filter(|f| f.result.as_ref().is_ok_and(want))
+            .count()
+    };
+    let fetched = recorded(|d| matches!(d, Done::Fetched(_)));
+    let added = recorded(|d| matches!(d, Done::AlreadyComplete { recorded: true }));
+    if fetched + added > 0 {
+        let already = match added {
+            0 => String::new(),
+            n => format!(" ({n} of them already there without)"),
+        };
+        let _ = writeln!(
+            out,
+            "block checksums recorded for {} files{already} in .zugzwang/ beside each: every read of them is checked",
+            fetched + added
+        );
+    }
     for failure in summary.failures() {
         let _ = writeln!(out, "FAILED {failure}");
     }

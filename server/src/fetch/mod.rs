@@ -1,12 +1,14 @@
 //! `tables fetch`: the selected tables' files from a plain HTTP(S) mirror
 //! (`BASE/NAME.rtbw`, `BASE/NAME.atbw`, ...) into a directory, a few at a
 //! time, each verified against its published digest (sha256, md5 for atomic
-//! and antichess) before it appears under its real name (`transfer`).
+//! and antichess) before it appears under its real name (`transfer`), its
+//! block checksums recorded beside it from the bytes verified (`checksums`).
 //! Before any byte moves, the free space of the directory is compared with
 //! what the transfers still need, as far as sizes are known. Prophet DTM
 //! files (`--dtm`) are planned by `prophet` from the mirror's `MD5SUMS` and
 //! then fetched the same way.
 
+pub mod checksums;
 pub mod prophet;
 pub mod selection;
 pub mod transfer;

@@ -6,8 +6,12 @@
 //!
 //! The bytes go to `NAME.part`, which survives a cut transfer: the next
 //! attempt (or the next run) asks for the rest with an HTTP Range request.
-//! A complete `.part` is fsynced, hashed, renamed to `NAME` and the
-//! directory fsynced. A digest mismatch starts over once from an empty
+//! A complete `.part` is fsynced and read once (`checksums::read`: the
+//! digest, and the block checksums of the same bytes), renamed to `NAME`,
+//! the directory fsynced, and the checksums recorded in `.zugzwang/` beside
+//! it (`checksums::record`), so the file is checked from its first read. A
+//! file already there is read the same way, and its checksums recorded if
+//! they are not. A digest mismatch starts over once from an empty
 //! `.part`; a second one is reported. A mirror that ignores Range (answers
 //! 200 with the whole file) is followed from byte 0. Where no size is
 //! published, the mirror's (Content-Length, Content-Range) says when the
@@ -24,11 +28,9 @@ use futures::StreamExt;
 use reqwest::{Client, StatusCode, Url, header};
 use tokio::io::AsyncWriteExt;
 
+use super::checksums::{self, Pass};
 use crate::{
-    catalog::{
-        Published,
-        whole_file::{PublishedDigest, md5_file, sha256_file},
-    },
+    catalog::{Published, whole_file::PublishedDigest},
     progress::Progress,
     store::{format::file_name, prophet::format as prophet_format},
 };
@@ -82,6 +84,24 @@ pub enum TransferError {
         expected: String,
         origin: Origin,
     },
+    #[error(
+        "{file}: its {algorithm} is the expected one, but the file fails its own check ({problem}): the mirror serves a damaged file; use another mirror"
+    )]
+    OwnCheck {
+        file: String,
+        algorithm: &'static str,
+        problem: String,
+    },
+    #[error(
+        "{file}: verified, but its block checksums could not be recorded in {}: {source}; until they are, its reads are not checked: fix that (permissions, free space), then run the same command again (it checks the file and records them)",
+        .dir.display()
+    )]
+    Checksums {
+        file: String,
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     #[error("{file}: cannot write {}: {source}; check the directory's permissions and free space, then run the same command again (it resumes from what {file}.part holds)", .path.display())]
     Io {
         file: String,
@@ -96,8 +116,10 @@ pub enum TransferError {
 pub enum Done {
     /// Downloaded (this many bytes over the network) and verified.
     Fetched(u64),
-    /// Already there under its real name, complete and verified.
-    AlreadyComplete,
+    /// Already there under its real name, complete and verified;
+    /// `recorded`: its block checksums were not (or not for these bytes)
+    /// and have been recorded now.
+    AlreadyComplete { recorded: bool },
 }
 
 /// A digest algorithm of the files fetched.
@@ -116,10 +138,12 @@ impl Algorithm {
         }
     }
 
-    fn of_file(self, path: &Path) -> io::Result<String> {
+    /// The digest of a pass over a file by this algorithm (which the pass
+    /// computed: `checksums::read` with md5 for [`Algorithm::Md5`]).
+    fn of(self, pass: &Pass) -> Option<&str> {
         match self {
-            Algorithm::Sha256 => sha256_file(path, |_| {}),
-            Algorithm::Md5 => md5_file(path, |_| {}),
+            Algorithm::Sha256 => Some(&pass.sha256),
+            Algorithm::Md5 => pass.md5.as_deref(),
         }
     }
 }
@@ -215,10 +239,12 @@ impl Transfer<'_> {
         move |source| TransferError::Io { file, path, source }
     }
 
-    /// Fetches the file unless it is already complete and verified.
+    /// Fetches the file unless it is already complete and verified; either
+    /// way its block checksums are recorded from the bytes verified.
     pub async fn run(&self) -> Result<Done, TransferError> {
-        if self.already_complete().await {
-            return Ok(Done::AlreadyComplete);
+        if let Some(pass) = self.already_complete().await {
+            let recorded = self.record(pass).await?;
+            return Ok(Done::AlreadyComplete { recorded });
         }
         let mut received = 0;
         let mut last_digest = String::new();
@@ -227,19 +253,34 @@ impl Transfer<'_> {
                 self.discard_part()?;
             }
             received += self.download().await?;
-            match self.digest_of_part().await? {
-                digest if digest == self.expected.digest => {
+            match self.read_part().await? {
+                pass if self.matches(&pass) => {
+                    if let Some(Err(problem)) = pass.own_check {
+                        // The same bytes again would fail the same way.
+                        self.discard_part()?;
+                        return Err(TransferError::OwnCheck {
+                            file: self.file.to_string(),
+                            algorithm: self.expected.algorithm.name(),
+                            problem,
+                        });
+                    }
                     self.publish().await?;
+                    self.record(pass).await?;
                     return Ok(Done::Fetched(received));
                 }
-                digest => {
+                pass => {
                     tracing::warn!(
                         "{}: {} differs from {}; fetching it again from scratch",
                         self.file,
                         self.expected.algorithm.name(),
                         self.expected.origin.describe(&self.expected.digest)
                     );
-                    last_digest = digest;
+                    last_digest = self
+                        .expected
+                        .algorithm
+                        .of(&pass)
+                        .unwrap_or_default()
+                        .to_string();
                 }
             }
         }
@@ -253,20 +294,53 @@ impl Transfer<'_> {
         })
     }
 
-    /// Whether the file is under its real name with the published size (if
-    /// one is published) and digest (checked every time: nothing is
-    /// remembered between runs).
-    async fn already_complete(&self) -> bool {
+    /// The pass over the file under its real name, if it has the published
+    /// size (if one is published), the expected digest and passes its own
+    /// check (a Prophet file); checked every time: nothing is remembered
+    /// between runs.
+    async fn already_complete(&self) -> Option<Pass> {
         let target = self.target();
-        let Ok(meta) = fs::metadata(&target) else {
-            return false;
-        };
+        let meta = fs::metadata(&target).ok()?;
         if self.expected.size.is_some_and(|size| size != meta.len()) {
-            return false;
+            return None;
         }
-        let algorithm = self.expected.algorithm;
-        let digest = tokio::task::spawn_blocking(move || algorithm.of_file(&target)).await;
-        matches!(digest, Ok(Ok(d)) if d == self.expected.digest)
+        let with_md5 = self.expected.algorithm == Algorithm::Md5;
+        let pass = tokio::task::spawn_blocking(move || checksums::read(&target, &target, with_md5))
+            .await
+            .ok()?
+            .ok()?;
+        if !self.matches(&pass) {
+            return None;
+        }
+        if let Some(Err(problem)) = &pass.own_check {
+            tracing::warn!("{}: fails its own check ({problem})", self.file);
+            return None;
+        }
+        Some(pass)
+    }
+
+    /// Whether a pass over the file found the expected digest.
+    fn matches(&self, pass: &Pass) -> bool {
+        self.expected.algorithm.of(pass) == Some(self.expected.digest.as_str())
+    }
+
+    /// Records the block checksums of the file under its real name from
+    /// the pass that verified it; says whether they were written (rather
+    /// than found already there).
+    async fn record(&self, pass: Pass) -> Result<bool, TransferError> {
+        let target = self.target();
+        let recorded = tokio::task::spawn_blocking(move || {
+            let recorded = checksums::record(&target, &pass)?;
+            checksums::now_whole(&target);
+            Ok(recorded)
+        })
+        .await
+        .unwrap_or_else(|join| Err(io::Error::other(join)));
+        recorded.map_err(|source| TransferError::Checksums {
+            file: self.file.to_string(),
+            dir: checksums::integrity_dir(&self.target()),
+            source,
+        })
     }
 
     /// Brings `.part` to the file's size, resuming where it stops: the
@@ -480,15 +554,15 @@ impl Transfer<'_> {
         fs::remove_file(&part).map_err(self.io(&part))
     }
 
-    /// fsync, then the digest of the complete `.part` by the expected
-    /// digest's algorithm.
-    async fn digest_of_part(&self) -> Result<String, TransferError> {
+    /// fsync, then one pass over the complete `.part`: its digest by the
+    /// expected digest's algorithm, and its block checksums.
+    async fn read_part(&self) -> Result<Pass, TransferError> {
         let part = self.part();
-        let path = part.clone();
-        let algorithm = self.expected.algorithm;
+        let (path, target) = (part.clone(), self.target());
+        let with_md5 = self.expected.algorithm == Algorithm::Md5;
         let result = tokio::task::spawn_blocking(move || {
             File::open(&path)?.sync_all()?;
-            algorithm.of_file(&path)
+            checksums::read(&path, &target, with_md5)
         })
         .await
         .unwrap_or_else(|join| Err(io::Error::other(join)));
