@@ -30,6 +30,7 @@ use crate::{
     store::{
         format::{self, TableKind, TableLayout, file_name},
         prophet::format as prophet_format,
+        quarantine::Quarantine,
         tier::{
             INTEGRITY_SUBDIR,
             integrity::{BlockSums, HASH_NAME, block_sum},
@@ -111,9 +112,27 @@ pub struct Summary {
     pub stale_removed: Vec<String>,
     /// Table (or directory) and what went wrong.
     pub failures: Vec<(String, String)>,
+    /// Tables found damaged (a digest or checksum that differs), and why:
+    /// to be quarantined.
+    pub damaged: Vec<(PathBuf, String)>,
+    /// Tables whose entry was built or found current: whole, so any
+    /// quarantine record of them is cleared.
+    pub whole: Vec<PathBuf>,
 }
 
 impl Summary {
+    /// Records the verdicts durably (see `store::quarantine`): damaged
+    /// tables quarantined, whole ones cleared. `check` names the command.
+    pub fn record_verdicts(&self, quarantine: &Quarantine, check: &str) {
+        for path in &self.whole {
+            quarantine.clear(path);
+        }
+        for (path, reason) in &self.damaged {
+            // A record that cannot be written is logged by `record`.
+            let _ = quarantine.record(path, check, reason);
+        }
+    }
+
     pub fn total(&self) -> RegionTotals {
         let kinds = [self.wdl, self.dtz, self.dtm];
         RegionTotals {
@@ -196,11 +215,21 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
         let table = file_name(&item.path);
         progress.message(&format!("{}/{} {table}", done + 1, work.len()));
         match up_to_date(item, &table, options) {
-            Ok(true) => summary.up_to_date += 1,
+            Ok(true) => {
+                summary.up_to_date += 1;
+                summary.whole.push(item.path.clone());
+            }
             _ => match build_one(item, &table, options, progress) {
-                Ok(()) => summary.built += 1,
-                Err(err) => {
+                Ok(()) => {
+                    summary.built += 1;
+                    summary.whole.push(item.path.clone());
+                }
+                Err(failure) => {
+                    let err = failure.to_string();
                     progress.problem(&table, &err);
+                    if let BuildFailure::Damaged(reason) = failure {
+                        summary.damaged.push((item.path.clone(), reason));
+                    }
                     summary.failures.push((table, err));
                 }
             },
@@ -271,13 +300,37 @@ fn up_to_date(item: &Work, table: &str, options: &BuildOptions) -> io::Result<bo
     Ok(format!("{:032x}", xxh3_128(&prefix)) == manifest.prefix_digest)
 }
 
+/// Why one table's entry was not built.
+#[derive(Debug, thiserror::Error)]
+enum BuildFailure {
+    /// Its bytes differ from what its digest or checksum says.
+    #[error("{0}")]
+    Damaged(String),
+    /// It could not be read, checked or written.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<String> for BuildFailure {
+    fn from(problem: String) -> Self {
+        BuildFailure::Other(problem)
+    }
+}
+
+/// What a table with no published digest is told: its bytes cannot be
+/// checked, so no checksums vouch for them.
+const UNPUBLISHED: &str = "no published digest names it, so its bytes cannot be checked and no checksums are recorded for it; serve it with --allow-unchecked if you trust it";
+
+/// What a Prophet file no `MD5SUMS` lists is told.
+const UNLISTED_DTM: &str = "no MD5SUMS beside it lists it, so its bytes cannot be checked against a published digest (its own checksum field misses swapped blocks); put the generator's MD5SUMS beside it (`zugzwang tables fetch --dtm` writes one)";
+
 /// Reads one table start to end and writes its entry.
 fn build_one(
     item: &Work,
     table: &str,
     options: &BuildOptions,
     progress: &dyn Progress,
-) -> Result<(), String> {
+) -> Result<(), BuildFailure> {
     let (path, layout) = (&item.path, &item.layout);
     let keep = if options.prefixes {
         fast_len(layout, options.block_size)
@@ -290,11 +343,17 @@ fn build_one(
     );
     // A Prophet file: its own checksum field (and md5, where listed) from
     // the same pass.
-    let mut prophet = match layout.kind {
-        TableKind::Dtm => {
-            Some(FileCheck::new(path, item.listed.clone()).map_err(|err| err.to_string())?)
+    let mut prophet = match (layout.kind, &item.listed) {
+        (TableKind::Dtm, None) => return Err(BuildFailure::Other(UNLISTED_DTM.to_string())),
+        (TableKind::Dtm, Some(listed)) => {
+            Some(FileCheck::new(path, Some(listed.clone())).map_err(|err| damage_or_not(&err))?)
         }
-        TableKind::Wdl | TableKind::Dtz => None,
+        (TableKind::Wdl | TableKind::Dtz, _) => {
+            if published::PublishedDigest::of(table).is_none() {
+                return Err(BuildFailure::Other(UNPUBLISHED.to_string()));
+            }
+            None
+        }
     };
     let pass = read_table(
         path,
@@ -309,8 +368,11 @@ fn build_one(
         },
     )?;
     if let Some(check) = prophet {
-        check.finish().map_err(|err| {
-            format!("{err} (checked before building the tier: nothing was recorded for it)")
+        check.finish().map_err(|err| match damage_or_not(&err) {
+            BuildFailure::Damaged(problem) => BuildFailure::Damaged(format!(
+                "{problem} (checked before building the tier: nothing was recorded for it)"
+            )),
+            other => other,
         })?;
     }
     let sha256 = pass.sha256;
@@ -319,10 +381,10 @@ fn build_one(
         None => published::check_digest(table, &sha256),
     };
     if let Err(mismatch) = checked {
-        return Err(format!(
+        return Err(BuildFailure::Damaged(format!(
             "does not match the published {} (got {}, published {}): the table is damaged; replace it before building the tier",
             mismatch.algorithm, mismatch.got, mismatch.published
-        ));
+        )));
     }
     let manifest = Manifest {
         table: table.to_string(),
@@ -340,7 +402,22 @@ fn build_one(
         file_size: pass.source.len(),
         sums: pass.sums,
     };
-    write_entry(&item.to, table, &manifest, &sums, &pass.prefix)
+    Ok(write_entry(
+        &item.to,
+        table,
+        &manifest,
+        &sums,
+        &pass.prefix,
+    )?)
+}
+
+/// A Prophet check's failure: damage when the bytes are wrong, not when
+/// they could not be read.
+fn damage_or_not(err: &dtm::CheckError) -> BuildFailure {
+    match err.is_damage() {
+        true => BuildFailure::Damaged(err.to_string()),
+        false => BuildFailure::Other(err.to_string()),
+    }
 }
 
 /// What one pass over a table yields.

@@ -86,7 +86,6 @@ async fn atomic_tables_are_served_from_a_fast_tier() {
         atomic: vec![slow.path().to_path_buf()],
         store: StoreOptions {
             fast: Some(fast.path().to_path_buf()),
-            require_checksums: true,
             ..StoreOptions::default()
         },
         ..EngineConfig::default()
@@ -169,7 +168,6 @@ async fn antichess_tables_of_both_suffixes_are_served_from_a_fast_tier() {
         antichess: vec![slow.path().to_path_buf()],
         store: StoreOptions {
             fast: Some(fast.path().to_path_buf()),
-            require_checksums: true,
             ..StoreOptions::default()
         },
         ..EngineConfig::default()

@@ -16,7 +16,11 @@ use app::variant::Variant;
 use serde::Serialize;
 
 use super::{Catalog, Published, material, prophet::DtmInventory};
-use crate::{catalog, progress::Progress};
+use crate::{
+    catalog,
+    progress::Progress,
+    store::{format::table_files, prophet::format as prophet_format, quarantine::Quarantine},
+};
 
 /// The survey of one or more directories, taken together as `serve` would.
 #[derive(Debug, Serialize)]
@@ -40,6 +44,45 @@ pub struct Inventory {
     /// Prophet DTM tables, when asked for (`tables status --dtm DIR`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dtm: Option<DtmInventory>,
+    /// Tables a check found damaged and `serve` refuses (their quarantine
+    /// records), Syzygy and DTM alike.
+    pub quarantined: Vec<Quarantined>,
+}
+
+impl Quarantined {
+    /// The quarantined tables among the table files (Syzygy and Prophet)
+    /// of `dirs`, as `serve` with the same state directory would see them.
+    pub fn among(dirs: &[PathBuf], quarantine: &Quarantine) -> Vec<Quarantined> {
+        let mut ignored = Vec::new();
+        let files = table_files(dirs, &mut ignored)
+            .into_iter()
+            .chain(prophet_format::table_files(dirs, &mut ignored));
+        let mut found: Vec<Quarantined> = files
+            .filter_map(|path| {
+                let meta = std::fs::metadata(&path).ok()?;
+                let record = quarantine.find(&path, &meta)?;
+                Some(Quarantined {
+                    table: record.table,
+                    check: record.check,
+                    reason: record.reason,
+                    at: record.at,
+                })
+            })
+            .collect();
+        found.sort_by(|a, b| a.table.cmp(&b.table));
+        found
+    }
+}
+
+/// A table `serve` refuses until it is replaced or verifies clean.
+#[derive(Debug, Serialize)]
+pub struct Quarantined {
+    pub table: String,
+    /// What found it: `verify`, `tier build`, `the scrub`, `a block check on read`.
+    pub check: String,
+    pub reason: String,
+    /// When, in seconds since the epoch.
+    pub at: u64,
 }
 
 /// Tables, files and bytes of one piece count: intact ones present, and published.
@@ -103,6 +146,7 @@ impl Inventory {
     pub fn has_problems(&self) -> bool {
         !self.damaged.is_empty()
             || !self.unreadable.is_empty()
+            || !self.quarantined.is_empty()
             || self.dtm.as_ref().is_some_and(DtmInventory::has_problems)
     }
 }
@@ -128,6 +172,7 @@ pub fn survey(
         unreadable: Vec::new(),
         to_complete: Vec::new(),
         dtm: None,
+        quarantined: Vec::new(),
     };
     let mut candidates = Vec::new();
     for dir in dirs {

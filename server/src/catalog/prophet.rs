@@ -199,8 +199,8 @@ pub fn find(dirs: &[PathBuf]) -> Found {
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     #[error(
-        "md5 {got} differs from {listed} in {}: the file is damaged; fetch it again",
-        .list.display()
+        "md5 {got} differs from {listed} in its {}: the file is damaged; fetch it again",
+        file_name(list)
     )]
     Md5 {
         got: String,
@@ -211,6 +211,16 @@ pub enum CheckError {
     Table(#[from] ProphetError),
     #[error("cannot read: {0}")]
     Read(#[from] io::Error),
+}
+
+impl CheckError {
+    /// Whether the file's bytes are wrong (not merely unreadable).
+    pub fn is_damage(&self) -> bool {
+        !matches!(
+            self,
+            CheckError::Read(_) | CheckError::Table(ProphetError::Read { .. })
+        )
+    }
 }
 
 /// What one read of a Prophet file computes besides its checks: hand it
@@ -291,10 +301,17 @@ pub fn check_dirs(dirs: &[PathBuf], progress: &dyn Progress) -> Checked {
         progress.message(&format!("{}/{} {name}", i + 1, found.files.len()));
         checked.files += 1;
         checked.bytes += sizes[i];
-        if let Err(problem) = check_file(path, listed.as_ref(), |n| progress.advance(n as u64)) {
-            let problem = problem.to_string();
-            progress.problem(&name, &problem);
-            checked.damaged.push((name, problem));
+        match check_file(path, listed.as_ref(), |n| progress.advance(n as u64)) {
+            Ok(()) if listed.is_some() => checked.whole.push(path.clone()),
+            Ok(()) => checked.unlisted.push(name),
+            Err(err) => {
+                let problem = err.to_string();
+                progress.problem(&name, &problem);
+                if err.is_damage() {
+                    checked.damaged_paths.push((path.clone(), problem.clone()));
+                }
+                checked.damaged.push((name, problem));
+            }
         }
     }
     progress.finish();
@@ -325,6 +342,13 @@ pub struct Checked {
     /// File (or directory) and what is wrong with it.
     pub damaged: Vec<(String, String)>,
     pub missing: Vec<String>,
+    /// Files no `MD5SUMS` lists: only their own checksum field was checked,
+    /// which misses swapped blocks, so they count as never checked.
+    pub unlisted: Vec<String>,
+    /// Files whose bytes are wrong, and why: to be quarantined.
+    pub damaged_paths: Vec<(PathBuf, String)>,
+    /// Files that passed against a listed md5: whole, their quarantine cleared.
+    pub whole: Vec<PathBuf>,
 }
 
 /// The Prophet tables of some directories (`tables status --dtm`): per

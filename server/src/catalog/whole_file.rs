@@ -198,6 +198,10 @@ pub struct Findings {
     pub extra: Vec<String>,
     /// Published tables of the piece counts present that are not there.
     pub missing: Vec<String>,
+    /// Files whose digest differs, and why: to be quarantined.
+    pub damaged: Vec<(PathBuf, String)>,
+    /// Files whose digest matched: whole, their quarantine cleared.
+    pub whole: Vec<PathBuf>,
 }
 
 impl Findings {
@@ -229,10 +233,16 @@ pub fn check_dirs(dirs: &[PathBuf], progress: &dyn Progress) -> Findings {
         }
         findings.checked += 1;
         findings.bytes += sizes[i];
-        if let Err(problem) = check_file(path, |n| progress.advance(n as u64)) {
-            let problem = problem.to_string();
-            progress.problem(&name, &problem);
-            findings.mismatched.push((name, problem));
+        match check_file(path, |n| progress.advance(n as u64)) {
+            Ok(()) => findings.whole.push(path.clone()),
+            Err(err) => {
+                let problem = err.to_string();
+                progress.problem(&name, &problem);
+                if matches!(err, CheckError::Damaged(_)) {
+                    findings.damaged.push((path.clone(), problem.clone()));
+                }
+                findings.mismatched.push((name, problem));
+            }
         }
     }
     progress.finish();

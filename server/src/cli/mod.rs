@@ -107,12 +107,15 @@ pub struct TableArgs {
     /// Skip the per-block checksum check on read (only to measure its cost).
     #[arg(long, hide = true)]
     pub no_block_checks: bool,
-    /// Refuse to serve tables without recorded block checksums: the server
-    /// does not start while any table in --tables lacks them (recorded by
-    /// `zugzwang verify --init` or `zugzwang tier build`), and a table whose
-    /// checksums disappear later answers 500 instead of unchecked bytes.
-    #[arg(long, conflicts_with_all = ["mmap", "no_block_checks"])]
-    pub require_checksums: bool,
+    /// Also serve tables whose bytes were never checked against their
+    /// published digest (no block checksums recorded by `zugzwang verify
+    /// --init`, `tier build` or `tables fetch`). Off by default: such tables
+    /// are refused, since a flipped bit on the disk would become a wrong
+    /// answer. Answers that depend on one carry `X-Integrity: unchecked`.
+    #[arg(long, conflicts_with = "mmap")]
+    pub allow_unchecked: bool,
+    #[command(flatten)]
+    pub state: StateDirArg,
     /// Megabytes of table indexes (headers, sparse indexes, block lengths)
     /// kept in process memory, so a lookup costs at most its data block
     /// even when the page cache cannot hold the tables. 0 keeps none.
@@ -123,6 +126,39 @@ pub struct TableArgs {
     /// blocks requests revisit cost no system call. 0 keeps none.
     #[arg(long, value_name = "MB", default_value_t = DEFAULT_DATA_CACHE_BYTES >> 20)]
     pub data_cache_mb: u64,
+}
+
+/// Where what is learnt about tables is kept when their directories cannot
+/// be written: block checksums and quarantine records.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StateDirArg {
+    /// Where checksums and quarantine records of tables in read-only
+    /// directories are kept (beside the tables, in `DIR/.zugzwang`, where
+    /// that can be written). Default: $STATE_DIRECTORY (systemd's
+    /// StateDirectory=), else $XDG_STATE_HOME/zugzwang, else
+    /// ~/.local/state/zugzwang.
+    #[arg(long, value_name = "DIR", env = "ZUGZWANG_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+impl StateDirArg {
+    /// The state directory: the flag, else the environment's convention;
+    /// `None` when nothing names one (no home directory).
+    pub fn resolve(&self) -> Option<PathBuf> {
+        if let Some(dir) = &self.state_dir {
+            return Some(dir.clone());
+        }
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if let Some(dirs) = var("STATE_DIRECTORY") {
+            // systemd may list several, separated by colons: the first.
+            let first = dirs.to_string_lossy().split(':').next().map(PathBuf::from);
+            return first;
+        }
+        if let Some(state) = var("XDG_STATE_HOME") {
+            return Some(PathBuf::from(state).join("zugzwang"));
+        }
+        var("HOME").map(|home| PathBuf::from(home).join(".local/state/zugzwang"))
+    }
 }
 
 impl TableArgs {
@@ -149,7 +185,8 @@ impl TableArgs {
                 read_around_kib: self.read_around,
                 fast: self.fast.clone(),
                 check_blocks: !self.no_block_checks,
-                require_checksums: self.require_checksums,
+                allow_unchecked: self.allow_unchecked,
+                state_dir: self.state.resolve(),
                 table_handles: None,
                 index_cache_bytes: memory_budget::index_cache_bytes(self.index_cache_mb),
                 data_cache_bytes: self.data_cache_mb.saturating_mul(1 << 20),

@@ -164,6 +164,7 @@ pub async fn serve_with(
             &args.tables.all_dirs(),
             args.scrub_rate,
             Arc::clone(&engine.store_metrics().reads),
+            Arc::clone(&engine.store_metrics().quarantine),
         ),
         false => None,
     };

@@ -11,11 +11,14 @@ use std::{
 
 use app::variant::Variant;
 
-use super::output::{Bar, human};
+use super::{
+    StateDirArg,
+    output::{Bar, human},
+};
 use crate::{
     catalog::{
         self, Catalog,
-        inventory::{self, Inventory},
+        inventory::{self, Inventory, Quarantined},
         prophet::{self, DtmInventory},
     },
     fetch::{
@@ -23,7 +26,7 @@ use crate::{
         selection::{self, SelectionError, parse_pieces},
     },
     progress::{Progress, Silent},
-    store::{format, prophet::format as prophet_format},
+    store::{format, prophet::format as prophet_format, quarantine::Quarantine},
 };
 
 /// `zugzwang tables ...`
@@ -68,6 +71,10 @@ pub struct StatusArgs {
     /// Print the survey as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Where `serve` finds quarantine records of tables in read-only
+    /// directories (as `serve --state-dir`).
+    #[command(flatten)]
+    pub state: StateDirArg,
 }
 
 #[derive(Debug, clap::Args)]
@@ -157,6 +164,9 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
     if !args.dtm.is_empty() {
         inventory.dtm = Some(prophet::survey(&args.dtm, args.verify, progress));
     }
+    let all_dirs: Vec<PathBuf> = dirs.iter().chain(&args.dtm).cloned().collect();
+    inventory.quarantined =
+        Quarantined::among(&all_dirs, &Quarantine::new(args.state.resolve()));
     if args.json {
         println!("{}", serde_json::to_string_pretty(&inventory)?);
     } else {
@@ -167,7 +177,8 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
             .dtm
             .as_ref()
             .map_or(0, |d| d.damaged.len() + d.unreadable.len());
-        let count = inventory.damaged.len() + inventory.unreadable.len() + dtm;
+        let count =
+            inventory.damaged.len() + inventory.unreadable.len() + inventory.quarantined.len() + dtm;
         return Err(TablesError::Damaged(format!(
             "{count} files or directories"
         )));
@@ -184,6 +195,13 @@ pub fn render_status(inventory: &Inventory) -> String {
     }
     if let Some(dtm) = &inventory.dtm {
         render_dtm(&mut out, dtm);
+    }
+    for q in &inventory.quarantined {
+        let _ = writeln!(
+            out,
+            "QUARANTINED {}: {} (found by {}); not served until replaced: fetch it again with `zugzwang tables fetch`, or run `zugzwang verify` once the file is whole",
+            q.table, q.reason, q.check
+        );
     }
     out
 }

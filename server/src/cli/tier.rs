@@ -4,9 +4,12 @@
 
 use std::path::PathBuf;
 
-use super::output::{Bar, human};
+use super::{
+    StateDirArg,
+    output::{Bar, human},
+};
 use crate::{
-    store::{format::TableKind, tier::integrity::DEFAULT_BLOCK_SIZE},
+    store::{format::TableKind, quarantine::Quarantine, tier::integrity::DEFAULT_BLOCK_SIZE},
     tier_build::{BuildOptions, RegionTotals, Summary, build},
 };
 
@@ -34,6 +37,10 @@ pub struct TierBuildArgs {
     /// Bytes per checksum (a power of two).
     #[arg(long, default_value_t = DEFAULT_BLOCK_SIZE, value_parser = parse_block_size)]
     pub block_size: u32,
+    /// Where tables found damaged are recorded when their directory cannot
+    /// be written (see `serve --state-dir`).
+    #[command(flatten)]
+    pub state: StateDirArg,
 }
 
 fn parse_block_size(s: &str) -> Result<u32, String> {
@@ -66,6 +73,9 @@ pub fn run(command: TierCommand) -> Result<(), TierError> {
         per_directory: false,
     };
     let summary = build(&options, &Bar::new());
+    if !args.dry_run {
+        summary.record_verdicts(&Quarantine::new(args.state.resolve()), "tier build");
+    }
     print!("{}", render_summary(&summary));
     if !summary.stale_removed.is_empty() {
         println!(
@@ -81,6 +91,9 @@ pub fn run(command: TierCommand) -> Result<(), TierError> {
     }
     for (table, problem) in &summary.failures {
         println!("FAILED {table}: {problem}");
+    }
+    for (path, _) in &summary.damaged {
+        println!("QUARANTINED {}: not served until replaced", path.display());
     }
     if summary.failures.is_empty() {
         Ok(())

@@ -5,14 +5,20 @@
 //! gives, naming every missing, extra or damaged file; `verify --init`
 //! records per-block checksums for tables served without a fast tier.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::output::{Bar, human};
+use super::{
+    StateDirArg,
+    output::{Bar, human},
+};
 use crate::{
     catalog::{prophet, whole_file::check_dirs},
-    store::tier::{INTEGRITY_SUBDIR, integrity::DEFAULT_BLOCK_SIZE},
+    store::{
+        quarantine::Quarantine,
+        tier::{INTEGRITY_SUBDIR, integrity::DEFAULT_BLOCK_SIZE, manifest::STATE_CHECKSUMS_SUBDIR},
+    },
     tier_build::{self, BuildOptions},
 };
 
@@ -30,10 +36,13 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub init: bool,
     /// With --init: where to keep the checksums. Default: DIR/.zugzwang,
-    /// where `serve` finds them by itself; elsewhere (a read-only table
-    /// directory), pass the same directory to `serve --fast`.
+    /// where `serve` finds them by itself, or, where DIR cannot be written,
+    /// the state directory's `checksums/` (`--state-dir`, which `serve`
+    /// searches too).
     #[arg(long, value_name = "DIR", requires = "init")]
     pub to: Option<PathBuf>,
+    #[command(flatten)]
+    pub state: StateDirArg,
     /// Do not count published tables absent from the directories as a
     /// failure (for partial table sets); they are still listed.
     #[arg(long)]
@@ -49,46 +58,99 @@ pub enum VerifyError {
     Mismatch,
 }
 
-/// Runs `zugzwang verify`.
+/// Runs `zugzwang verify`. Its verdicts last: damaged tables are
+/// quarantined (`store::quarantine`), whole ones cleared.
 pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
+    let state_dir = args.state.resolve();
+    let quarantine = Quarantine::new(state_dir.clone());
     if args.init {
-        let mut failed = 0;
-        for dir in &args.dirs {
-            let to = args
-                .to
-                .clone()
-                .unwrap_or_else(|| dir.join(INTEGRITY_SUBDIR));
-            let options = BuildOptions {
-                from: vec![dir.clone()],
-                to: to.clone(),
-                dry_run: false,
-                block_size: DEFAULT_BLOCK_SIZE,
-                prefixes: false,
-                // Without --to, beside each table (Prophet files may be in
-                // subdirectories), where `serve` finds them.
-                per_directory: args.to.is_none(),
-            };
-            let summary = tier_build::build(&options, &Bar::new());
-            println!(
-                "{}: block checksums for {} tables in {} ({} already up to date)",
-                dir.display(),
-                summary.built,
-                to.display(),
-                summary.up_to_date
-            );
-            for (table, problem) in &summary.failures {
-                println!("FAILED {table}: {problem}");
-            }
-            failed += summary.failures.len();
-        }
-        return if failed == 0 {
-            Ok(())
-        } else {
-            Err(VerifyError::InitFailed(failed))
-        };
+        return init(&args, state_dir, &quarantine);
     }
+    check(&args, &quarantine)
+}
+
+/// Where `verify --init` writes a directory's checksums: `--to`, else
+/// beside the tables, else (a read-only directory) the state directory.
+fn init_target(args: &VerifyArgs, dir: &Path, state_dir: Option<&Path>) -> (PathBuf, bool) {
+    if let Some(to) = &args.to {
+        return (to.clone(), false);
+    }
+    let beside = dir.join(INTEGRITY_SUBDIR);
+    let probe = beside.join(format!(".write-test.{}", std::process::id()));
+    let writable = std::fs::create_dir_all(&beside).is_ok() && std::fs::write(&probe, b"").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    match (writable, state_dir) {
+        (false, Some(state)) => {
+            let to = state.join(STATE_CHECKSUMS_SUBDIR);
+            println!(
+                "{}: cannot write there; keeping its checksums in {} (`serve` finds them with the same --state-dir)",
+                dir.display(),
+                to.display()
+            );
+            (to, false)
+        }
+        // Beside each table (Prophet files may be in subdirectories),
+        // where `serve` finds them.
+        _ => (beside, true),
+    }
+}
+
+/// `verify --init`: checksums recorded for every table that matches its
+/// published digest.
+fn init(
+    args: &VerifyArgs,
+    state_dir: Option<PathBuf>,
+    quarantine: &Quarantine,
+) -> Result<(), VerifyError> {
+    let mut failed = 0;
+    for dir in &args.dirs {
+        let (to, per_directory) = init_target(args, dir, state_dir.as_deref());
+        let options = BuildOptions {
+            from: vec![dir.clone()],
+            to: to.clone(),
+            dry_run: false,
+            block_size: DEFAULT_BLOCK_SIZE,
+            prefixes: false,
+            per_directory,
+        };
+        let summary = tier_build::build(&options, &Bar::new());
+        summary.record_verdicts(quarantine, "verify --init");
+        println!(
+            "{}: block checksums for {} tables in {} ({} already up to date)",
+            dir.display(),
+            summary.built,
+            to.display(),
+            summary.up_to_date
+        );
+        for (table, problem) in &summary.failures {
+            println!("FAILED {table}: {problem}");
+        }
+        for (path, _) in &summary.damaged {
+            println!("QUARANTINED {}: not served until replaced", path.display());
+        }
+        failed += summary.failures.len();
+    }
+    if failed == 0 {
+        Ok(())
+    } else {
+        Err(VerifyError::InitFailed(failed))
+    }
+}
+
+/// `verify`: whole files against the published digests.
+fn check(args: &VerifyArgs, quarantine: &Quarantine) -> Result<(), VerifyError> {
     let findings = check_dirs(&args.dirs, &Bar::new());
     let mut dtm = prophet::check_dirs(&args.dirs, &Bar::new());
+    for path in findings.whole.iter().chain(&dtm.whole) {
+        if quarantine.clear(path) {
+            println!("CLEARED {}: whole again, served again", path.display());
+        }
+    }
+    for (path, reason) in findings.damaged.iter().chain(&dtm.damaged_paths) {
+        // A record that cannot be written is logged by `record`.
+        let _ = quarantine.record(path, "verify", reason);
+        println!("QUARANTINED {}: not served until replaced", path.display());
+    }
     // A directory that cannot be listed is named once.
     dtm.damaged
         .retain(|(name, _)| findings.mismatched.iter().all(|(other, _)| other != name));
@@ -100,6 +162,11 @@ pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
     }
     for name in &findings.missing {
         println!("MISSING {name}");
+    }
+    for name in &dtm.unlisted {
+        println!(
+            "UNCHECKED {name}: no MD5SUMS beside it lists it, so it cannot be checked against a published digest (its own checksum field passed, but misses swapped blocks)"
+        );
     }
     for name in &dtm.missing {
         println!("MISSING {name}: a Prophet DTM table (listed in MD5SUMS or of the 2-4 piece set)");
@@ -116,7 +183,9 @@ pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
         findings.extra.len(),
         findings.missing.len() + dtm.missing.len()
     );
-    let dtm_clean = dtm.damaged.is_empty() && (args.partial || dtm.missing.is_empty());
+    let dtm_clean = dtm.damaged.is_empty()
+        && dtm.unlisted.is_empty()
+        && (args.partial || dtm.missing.is_empty());
     if findings.is_clean(args.partial) && dtm_clean {
         Ok(())
     } else {

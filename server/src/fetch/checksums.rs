@@ -21,6 +21,7 @@ use crate::{
     catalog::whole_file::{hex, read_chunks},
     store::{
         format::{self, file_name},
+        quarantine::Quarantine,
         prophet::{
             ProphetError,
             format::{self as prophet_format, StreamCheck},
@@ -167,6 +168,9 @@ fn is_recorded(dir: &Path, manifest: &Manifest, sums: &BlockSums) -> bool {
 /// no longer holds: this is where `tables fetch` clears such a record, for
 /// every file it ends well.
 pub fn now_whole(target: &Path) {
+    // A file fetched again (or found whole) is no longer the damaged one a
+    // record beside it names.
+    Quarantine::default().clear(target);
     tracing::debug!(
         "{}: whole and checked from birth (block checksums in {})",
         target.display(),

@@ -12,7 +12,7 @@
 //! scrub competes for), from the same counters `/metrics` shows.
 
 use std::{
-    path::PathBuf,
+    path::{Path, PathBuf},
     sync::{
         Arc, Mutex,
         atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
@@ -30,6 +30,7 @@ use crate::{
     store::{
         format::{file_name, table_files},
         metrics::ReadMetrics,
+        quarantine::Quarantine,
     },
 };
 
@@ -53,6 +54,9 @@ pub struct ScrubState {
     pub yielding: AtomicBool,
     /// Table and what is wrong with it, from the last completed check of it.
     pub damaged: Mutex<Vec<(String, String)>>,
+    /// Where damaged tables are quarantined (the store's, so the server
+    /// refuses them at once); `None`: findings are only shown.
+    pub quarantine: Option<Arc<Quarantine>>,
 }
 
 impl ScrubState {
@@ -105,7 +109,7 @@ impl ScrubState {
         let name = "zugzwang_scrub_damaged";
         out.family(
             name,
-            "Tables whose digest (sha256, md5 for atomic and antichess) differs from the published one, or Prophet DTM files failing their checksum field or listed md5.",
+            "Tables whose digest (sha256, md5 for atomic and antichess) differs from the published one, or Prophet DTM files failing their checksum field or listed md5 (a list named as MD5SUMS of prophet dir N: in the Nth served directory holding Prophet files).",
             Kind::Gauge,
         );
         for (table, reason) in self.damaged() {
@@ -187,6 +191,11 @@ pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState, reads: 
         .map(|p| (p, None))
         .collect();
     let dtm = prophet::find(dirs);
+    let prophet_dirs: Vec<&Path> = dirs
+        .iter()
+        .map(PathBuf::as_path)
+        .filter(|dir| dtm.files.iter().any(|(file, _)| file.starts_with(dir)))
+        .collect();
     files.extend(dtm.files.into_iter().map(|(p, listed)| (p, Some(listed))));
     // A directory that cannot be listed is named once.
     for failure in dtm.failures {
@@ -209,18 +218,34 @@ pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState, reads: 
             state.bytes_checked.fetch_add(n as u64, Relaxed);
             throttle.pace(n, state);
         };
+        // Err((problem, whether the bytes are wrong rather than unreadable)).
         let result = match dtm {
-            None => published::check_file(path, pace).map_err(|err| err.to_string()),
-            Some(listed) => {
-                prophet::check_file(path, listed.as_ref(), pace).map_err(|err| err.to_string())
-            }
+            None => published::check_file(path, pace).map_err(|err| {
+                let damaged = matches!(err, published::CheckError::Damaged(_));
+                (err.to_string(), damaged)
+            }),
+            Some(listed) => prophet::check_file(path, listed.as_ref(), pace)
+                .map_err(|err| (err.to_string(), err.is_damage())),
         };
+        if let Some(quarantine) = &state.quarantine {
+            match &result {
+                Ok(()) => {
+                    quarantine.clear(path);
+                }
+                Err((problem, true)) => {
+                    let _ = quarantine.record(path, "the scrub", problem);
+                }
+                Err(_) => {}
+            }
+        }
+        let result = result.map_err(|(problem, _)| problem);
         let mut damaged = state.damaged.lock().unwrap_or_else(|p| p.into_inner());
         damaged.retain(|(t, _)| *t != table);
         if let Err(problem) = result {
-            tracing::error!("scrub: {table}: {problem}");
+            tracing::error!(path = %path.display(), "scrub: {table}: {problem}");
             reads.record_scrub_finding(&table);
-            damaged.push((table, problem));
+            let listed = dtm.as_ref().and_then(Option::as_ref);
+            damaged.push((table, without_paths(problem, listed, &prophet_dirs)));
         }
         drop(damaged);
         state.files_checked.fetch_add(1, Relaxed);
@@ -232,10 +257,41 @@ pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState, reads: 
     state.passes.fetch_add(1, Relaxed);
 }
 
+/// A finding as `/metrics` shows it: an md5 list is named by the served
+/// directory it is in (`MD5SUMS of prophet dir 2`: the second of
+/// `prophet_dirs`, the served directories holding Prophet files), never
+/// by its path, whether the finding gives that or says `its MD5SUMS`; the
+/// findings name the table file only otherwise.
+fn without_paths(problem: String, listed: Option<&Listed>, prophet_dirs: &[&Path]) -> String {
+    let Some(listed) = listed else {
+        return problem;
+    };
+    let holder = prophet_dirs
+        .iter()
+        .enumerate()
+        .filter(|(_, dir)| listed.list.starts_with(dir))
+        .max_by_key(|(_, dir)| dir.as_os_str().len());
+    let name = match holder {
+        Some((i, _)) => format!("MD5SUMS of prophet dir {}", i + 1),
+        None => "MD5SUMS".to_string(),
+    };
+    problem
+        .replace(&listed.list.display().to_string(), &name)
+        .replace(&format!("its {}", file_name(&listed.list)), &name)
+}
+
 /// Starts scrubbing in a background thread, pass after pass, and shows its
 /// progress on `/metrics`.
-pub fn start(dirs: Vec<PathBuf>, mb_per_sec: f64, reads: Arc<ReadMetrics>) -> Arc<ScrubState> {
-    let state = Arc::new(ScrubState::default());
+pub fn start(
+    dirs: Vec<PathBuf>,
+    mb_per_sec: f64,
+    reads: Arc<ReadMetrics>,
+    quarantine: Option<Arc<Quarantine>>,
+) -> Arc<ScrubState> {
+    let state = Arc::new(ScrubState {
+        quarantine,
+        ..ScrubState::default()
+    });
     let worker = Arc::clone(&state);
     let spawned = thread::Builder::new().name("scrub".into()).spawn(move || {
         loop {
@@ -263,6 +319,7 @@ pub fn start_for_serve(
     dirs: &[PathBuf],
     mb_per_sec: f64,
     reads: Arc<ReadMetrics>,
+    quarantine: Arc<Quarantine>,
 ) -> Option<Arc<ScrubState>> {
     if dirs.is_empty() {
         tracing::warn!(
@@ -271,7 +328,7 @@ pub fn start_for_serve(
         return None;
     }
     tracing::info!("scrubbing the tables in the background at up to {mb_per_sec} MB/s");
-    Some(start(dirs.to_vec(), mb_per_sec, reads))
+    Some(start(dirs.to_vec(), mb_per_sec, reads, Some(quarantine)))
 }
 
 #[cfg(test)]

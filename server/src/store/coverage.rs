@@ -1,15 +1,13 @@
 //! Which served tables have block checksums recorded, surveyed at start.
 //!
-//! A table without checksums is served as it is read: a flipped bit on the
-//! disk becomes a wrong answer nobody notices. That is a choice an operator
-//! should make knowingly, so the server says at start which directories are
-//! served unchecked (and `/metrics` shows the count, kept by `store::open`), and
-//! `--require-checksums` turns it into a refusal to start.
+//! A table without checksums was never checked against a published digest:
+//! a flipped bit on the disk would become a wrong answer nobody notices. So
+//! such tables are not served by default; the server says at start, per
+//! directory, which they are and what to run to check them (and how long
+//! that takes), and serves the rest. `--allow-unchecked` serves them anyway,
+//! a choice an operator makes knowingly.
 
-use std::{
-    fmt,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
 use super::{
     format::{file_name, is_table_name},
@@ -24,31 +22,33 @@ pub struct Uncovered {
     pub tables: usize,
     /// File names of the unchecked tables, sorted.
     pub unchecked: Vec<String>,
+    /// Their bytes, to say how long checking them takes.
+    pub bytes: u64,
+    /// Tables a check found damaged, refused until replaced.
+    pub quarantined: Vec<String>,
 }
 
-/// `--require-checksums` and tables without them: the server does not start.
-#[derive(Debug, thiserror::Error)]
-pub struct MissingChecksums(pub Vec<Uncovered>);
+/// Read rates a check runs at: a hard disk's and an SSD's.
+const HDD_BYTES_PER_SEC: f64 = 150e6;
+const SSD_BYTES_PER_SEC: f64 = 1.5e9;
 
-impl fmt::Display for MissingChecksums {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "--require-checksums is set, but")?;
-        for (i, dir) in self.0.iter().enumerate() {
-            let sep = if i == 0 { "" } else { ";" };
-            write!(
-                f,
-                "{sep} {} of {} tables in {} have no block checksums (such as {})",
-                dir.unchecked.len(),
-                dir.tables,
-                dir.dir.display(),
-                dir.unchecked.first().map_or("?", String::as_str)
-            )?;
+/// How long reading `bytes` once takes, on a hard disk and on an SSD.
+fn check_time(bytes: u64) -> String {
+    let secs = |rate: f64| {
+        let s = (bytes as f64 / rate).ceil() as u64;
+        match s {
+            0..=1 => "a second".to_string(),
+            2..=119 => format!("{s} s"),
+            120..=7199 => format!("{} min", s.div_ceil(60)),
+            _ => format!("{:.1} h", s as f64 / 3600.0),
         }
-        write!(
-            f,
-            ". Record them with `zugzwang verify --init DIR`, or serve with `--fast` from `zugzwang tier build`."
-        )
-    }
+    };
+    format!(
+        "reads {} MB: about {} from a hard disk, {} from an SSD",
+        bytes.div_ceil(1_000_000),
+        secs(HDD_BYTES_PER_SEC),
+        secs(SSD_BYTES_PER_SEC)
+    )
 }
 
 /// Table files in `dir` whose checksums no manifest records.
@@ -72,6 +72,9 @@ fn survey_dir(fs: &TieredFilesystem, dir: &Path) -> Uncovered {
             }),
     );
     tables.sort();
+    let size = |(table, parent): &(String, PathBuf)| {
+        std::fs::metadata(parent.join(table)).map_or(0, |m| m.len())
+    };
     let recorded = |(table, parent): &(String, PathBuf)| {
         fs.checks_blocks()
             && fs
@@ -79,45 +82,76 @@ fn survey_dir(fs: &TieredFilesystem, dir: &Path) -> Uncovered {
                 .iter()
                 .any(|d| manifest_path(d, table).is_file())
     };
+    let total = tables.len();
+    let quarantined = tables
+        .iter()
+        .filter(|(table, parent)| {
+            let path = parent.join(table);
+            std::fs::metadata(&path).is_ok_and(|meta| fs.quarantine().find(&path, &meta).is_some())
+        })
+        .map(|(table, _)| table.clone())
+        .collect();
+    let unchecked: Vec<(String, PathBuf)> = tables.into_iter().filter(|t| !recorded(t)).collect();
     Uncovered {
         dir: dir.to_path_buf(),
-        tables: tables.len(),
-        unchecked: tables
-            .into_iter()
-            .filter(|t| !recorded(t))
-            .map(|(table, _)| table)
-            .collect(),
+        tables: total,
+        bytes: unchecked.iter().map(size).sum(),
+        unchecked: unchecked.into_iter().map(|(table, _)| table).collect(),
+        quarantined,
     }
 }
 
 /// Surveys the table directories: one warning per directory with tables
-/// served unchecked, and with
-/// `--require-checksums` an error naming them. Returns the directories
-/// with unchecked tables.
-pub fn survey(fs: &TieredFilesystem, dirs: &[PathBuf]) -> Result<Vec<Uncovered>, MissingChecksums> {
-    let uncovered: Vec<Uncovered> = dirs
-        .iter()
-        .map(|dir| survey_dir(fs, dir))
+/// whose bytes were never checked, saying whether they are refused or
+/// served anyway and what to run. Returns the directories with such tables.
+pub fn survey(fs: &TieredFilesystem, dirs: &[PathBuf]) -> Vec<Uncovered> {
+    let surveyed: Vec<Uncovered> = dirs.iter().map(|dir| survey_dir(fs, dir)).collect();
+    for dir in &surveyed {
+        if !dir.quarantined.is_empty() {
+            tracing::error!(
+                "{}: {} tables were found damaged and are not served until replaced ({}); `zugzwang tables status` says why; fetch them again with `zugzwang tables fetch`",
+                dir.dir.display(),
+                dir.quarantined.len(),
+                dir.quarantined.join(", ")
+            );
+        }
+    }
+    let uncovered: Vec<Uncovered> = surveyed
+        .into_iter()
         .filter(|u| !u.unchecked.is_empty())
         .collect();
-    if fs.requires_checksums() && !uncovered.is_empty() {
-        return Err(MissingChecksums(uncovered));
-    }
     for dir in &uncovered {
-        let advice = if fs.checks_blocks() {
-            format!(
-                "record them with `zugzwang verify --init {}` or serve a fast tier built by `zugzwang tier build`",
-                dir.dir.display()
-            )
-        } else {
-            "block checks are turned off".to_string()
-        };
+        warn(fs, dir);
+    }
+    uncovered
+}
+
+fn warn(fs: &TieredFilesystem, dir: &Uncovered) {
+    let (what, count, path) = (
+        &dir.unchecked,
+        dir.unchecked.len(),
+        dir.dir.display().to_string(),
+    );
+    let examples = what.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    let more = if count > 3 { ", ..." } else { "" };
+    let how = format!(
+        "check them with `zugzwang verify --init {path}` ({}), or fetch them with `zugzwang tables fetch`",
+        check_time(dir.bytes)
+    );
+    if !fs.checks_blocks() {
         tracing::warn!(
-            "{}: {} of {} tables are served without block checksums, so a damaged disk can give wrong answers; {advice}",
-            dir.dir.display(),
-            dir.unchecked.len(),
-            dir.tables,
+            "{path}: {count} of {} tables ({examples}{more}) were never checked against their published digest, and block checks are turned off: they are served as they are read",
+            dir.tables
+        );
+    } else if fs.allows_unchecked() {
+        tracing::warn!(
+            "{path}: {count} of {} tables ({examples}{more}) were never checked against their published digest; --allow-unchecked serves them anyway (answers from them carry `X-Integrity: unchecked`), so a damaged disk can give wrong answers; {how}",
+            dir.tables
+        );
+    } else {
+        tracing::warn!(
+            "{path}: {count} of {} tables ({examples}{more}) were never checked against their published digest and are NOT served (positions that need them answer 500 naming the table); {how}; or serve them anyway with --allow-unchecked",
+            dir.tables
         );
     }
-    Ok(uncovered)
 }

@@ -15,8 +15,8 @@
 //! `context` is what a read knows of the request it serves: its counters,
 //! and whether it may wait for a disk. Descriptors of table files are kept
 //! within a budget by `handles` (`descriptors` shares the open-files limit
-//! with connections); tables whose header failed its checksum are refused
-//! for a while (`quarantine`); `coverage` says at start which tables are
+//! with connections); tables found damaged are refused until replaced
+//! (`quarantine`, records that outlive the process); `coverage` says at start which tables are
 //! served without checksums.
 //!
 //! [`open`] returns the filesystem with its figures ([`StoreMetrics`]):
@@ -44,12 +44,12 @@ use std::{collections::HashSet, path::PathBuf, sync::Arc};
 
 use shakmaty_syzygy::filesystem::{Filesystem, MmapFilesystem};
 
-use crate::exposition::Exposition;
+use crate::exposition::{Exposition, Kind};
 use chunk_cache::{ChunkCache, ChunkCachedFilesystem};
-use coverage::MissingChecksums;
 use disk_reads::{DiskReads, TraceError};
 use handles::HandlePool;
 use metrics::ReadMetrics;
+use quarantine::Quarantine;
 use tier::{TierOptions, TieredFilesystem};
 
 /// How table files on disk are read (`EngineConfig::store`).
@@ -65,8 +65,12 @@ pub struct StoreOptions {
     pub fast: Option<PathBuf>,
     /// Check reads against recorded block checksums where there are some.
     pub check_blocks: bool,
-    /// Refuse to serve tables without recorded checksums.
-    pub require_checksums: bool,
+    /// Serve tables whose bytes were never checked (no recorded checksums)
+    /// instead of refusing them.
+    pub allow_unchecked: bool,
+    /// Where checksums and quarantine records of tables in read-only
+    /// directories are kept (`--state-dir`).
+    pub state_dir: Option<PathBuf>,
     /// Table files kept open at most; `None`: what the open-files limit
     /// leaves after connections (`store::descriptors::DescriptorBudget`).
     pub table_handles: Option<usize>,
@@ -100,7 +104,8 @@ impl Default for StoreOptions {
             read_around_kib: 128,
             fast: None,
             check_blocks: true,
-            require_checksums: false,
+            allow_unchecked: false,
+            state_dir: None,
             table_handles: None,
             index_cache_bytes: DEFAULT_INDEX_CACHE_BYTES,
             data_cache_bytes: DEFAULT_DATA_CACHE_BYTES,
@@ -113,8 +118,6 @@ impl Default for StoreOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     #[error(transparent)]
-    MissingChecksums(#[from] MissingChecksums),
-    #[error(transparent)]
     ReadTrace(#[from] TraceError),
 }
 
@@ -123,9 +126,14 @@ pub enum OpenError {
 pub struct Store {
     pub filesystem: Arc<dyn Filesystem>,
     pub metrics: Arc<StoreMetrics>,
-    /// File names of the tables served without block checksums (the
-    /// survey at open); `None` where nothing is checked (mmap).
+    /// File names of the tables without block checksums (the survey at
+    /// open): refused, or served with `--allow-unchecked`; `None` where
+    /// nothing is checked (mmap).
     pub unchecked: Option<Arc<HashSet<String>>>,
+    /// Whether those are served anyway (`--allow-unchecked`).
+    pub serves_unchecked: bool,
+    /// Tables found damaged; `None` where nothing is checked (mmap).
+    pub quarantine: Option<Arc<Quarantine>>,
 }
 
 /// A store's figures for `/metrics`, held by the layers that count them.
@@ -140,6 +148,8 @@ pub struct StoreMetrics {
     pub handles: Option<Arc<HandlePool>>,
     /// Tables served without block checksums, surveyed at open.
     pub unchecked_tables: u64,
+    /// Tables found damaged and refused.
+    pub quarantine: Arc<Quarantine>,
 }
 
 impl Default for StoreMetrics {
@@ -151,6 +161,7 @@ impl Default for StoreMetrics {
             data_cache: Arc::new(ChunkCache::for_data(0)),
             handles: None,
             unchecked_tables: 0,
+            quarantine: Arc::default(),
         }
     }
 }
@@ -183,9 +194,28 @@ impl StoreMetrics {
         );
         out.gauge(
             "zugzwang_tables_without_checksums",
-            "Tables served without recorded block checksums (a damaged disk can give wrong answers).",
+            "Tables never checked against their published digest (no recorded block checksums): refused, or served with --allow-unchecked.",
             self.unchecked_tables,
         );
+        let records = self.quarantine.records();
+        out.gauge(
+            "zugzwang_tables_quarantined",
+            "Tables found damaged and refused until replaced or verified clean.",
+            records.len() as u64,
+        );
+        let name = "zugzwang_table_quarantined";
+        out.family(
+            name,
+            "A table found damaged, by the check that found it (verify, tier build, scrub, a block check on read).",
+            Kind::Gauge,
+        );
+        for record in records {
+            out.sample(
+                name,
+                &[("table", &record.table), ("check", &record.check)],
+                1,
+            );
+        }
     }
 }
 
@@ -202,6 +232,8 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
             filesystem: Arc::new(fs.with_advise_random(options.advise_random)),
             metrics: Arc::default(),
             unchecked: None,
+            serves_unchecked: true,
+            quarantine: None,
         });
     }
     let mut fs = TieredFilesystem::new(TierOptions {
@@ -210,12 +242,13 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
         check_blocks: options.check_blocks,
     })
     .with_read_around(options.read_around_kib * 1024)
-    .with_require_checksums(options.require_checksums);
+    .with_allow_unchecked(options.allow_unchecked)
+    .with_state_dir(options.state_dir.clone());
     if let Some(handles) = options.table_handles {
         fs = fs.with_handle_budget(handles);
     }
     tracing::info!("keeping at most {} table files open", fs.handles().budget());
-    let uncovered = coverage::survey(&fs, dirs)?;
+    let uncovered = coverage::survey(&fs, dirs);
     if let Some(path) = &options.read_trace {
         fs.disk_reads().start_trace(path)?;
         tracing::info!(
@@ -242,7 +275,10 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
         data_cache: Arc::new(data),
         handles: Some(Arc::clone(fs.handles())),
         unchecked_tables: uncovered.iter().map(|u| u.unchecked.len() as u64).sum(),
+        quarantine: Arc::clone(fs.quarantine()),
     });
+    let quarantine = Arc::clone(&metrics.quarantine);
+    let serves_unchecked = fs.allows_unchecked();
     let filesystem = ChunkCachedFilesystem::new(
         Arc::new(fs),
         Arc::clone(&metrics.index_cache),
@@ -257,5 +293,7 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
         filesystem: Arc::new(filesystem),
         metrics,
         unchecked: Some(Arc::new(unchecked)),
+        serves_unchecked,
+        quarantine: Some(quarantine),
     })
 }

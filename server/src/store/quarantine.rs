@@ -1,100 +1,338 @@
-//! Tables whose header failed its checksum, refused for a while.
+//! Tables found damaged, refused until they are replaced or verify clean.
 //!
-//! shakmaty-syzygy keeps a table only once its header has been read, so a
-//! table with a damaged header would be opened, read and checked again by
-//! every probe that needs it: a steady load of reads and error logs from one
-//! bad file. Its failure is remembered instead and repeated without touching
-//! the disk until the retry interval has passed; then one probe tries again,
-//! so a table replaced with a good copy is picked up without a restart.
+//! A verdict kept only in one process's memory is lost by a restart, and a
+//! damaged table served again gives wrong answers. So whatever finds a
+//! table damaged (`verify`, `verify --init`, `tier build`, the scrub, a
+//! block check on read) writes a record: beside the table
+//! (`DIR/.zugzwang/NAME.quarantine`) where that directory can be written,
+//! else in the state directory (`STATE/quarantine/`), because table
+//! directories are often read-only (a container's mount, an NFS export).
+//!
+//! A record names the file's identity (device, inode, size, modification
+//! time): a file replaced since (fetched again, copied over) is not the
+//! file that was judged, and its own checks judge it (its block checksums,
+//! or none: then it is unchecked and refused by default).
 
 use std::{
     collections::HashMap,
+    fs::{self, Metadata},
     io,
+    os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
-    sync::Mutex,
-    time::{Duration, Instant},
+    sync::{
+        Mutex, MutexGuard,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{SystemTime, UNIX_EPOCH},
 };
 
-use super::table_error::TableIoError;
+use super::{
+    format::file_name,
+    table_error::TableIoError,
+    tier::manifest::{INTEGRITY_SUBDIR, mtime_ns},
+};
 
-/// How long a table whose header failed its checksum is refused.
-pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(60);
+const MAGIC: &str = "zugzwang-quarantine 1";
 
-#[derive(Debug)]
-pub struct Quarantine {
-    retry_after: Duration,
-    tables: Mutex<HashMap<PathBuf, (Instant, String)>>,
+/// The folder of the state directory that holds records.
+pub const STATE_SUBDIR: &str = "quarantine";
+
+/// Which file a record judged: a replaced file is another file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    pub mtime_ns: i128,
 }
 
-impl Default for Quarantine {
-    fn default() -> Self {
-        Quarantine::new(DEFAULT_RETRY_AFTER)
+impl Identity {
+    pub fn of(meta: &Metadata) -> Identity {
+        Identity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.len(),
+            mtime_ns: mtime_ns(meta),
+        }
     }
+}
+
+/// One table found damaged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The file name, e.g. `KQBvKR.rtbz`.
+    pub table: String,
+    /// What found it: `verify`, `tier build`, `scrub`, `read`.
+    pub check: String,
+    /// What is wrong, naming no directory (it reaches clients).
+    pub reason: String,
+    /// When, in seconds since the epoch.
+    pub at: u64,
+    pub identity: Identity,
+}
+
+impl Record {
+    fn render(&self, path: &Path) -> String {
+        let id = &self.identity;
+        format!(
+            "{MAGIC}\ntable {}\ncheck {}\nat {}\ndev {}\nino {}\nsize {}\nmtime_ns {}\npath {}\nreason {}\n",
+            self.table,
+            self.check,
+            self.at,
+            id.dev,
+            id.ino,
+            id.size,
+            id.mtime_ns,
+            path.display(),
+            self.reason.replace('\n', " "),
+        )
+    }
+
+    fn parse(text: &str) -> Option<Record> {
+        let mut lines = text.lines();
+        if lines.next() != Some(MAGIC) {
+            return None;
+        }
+        let fields: HashMap<&str, &str> = lines.filter_map(|l| l.split_once(' ')).collect();
+        let number = |key: &str| fields.get(key)?.parse::<u64>().ok();
+        Some(Record {
+            table: fields.get("table")?.to_string(),
+            check: fields.get("check")?.to_string(),
+            reason: fields.get("reason")?.to_string(),
+            at: number("at")?,
+            identity: Identity {
+                dev: number("dev")?,
+                ino: number("ino")?,
+                size: number("size")?,
+                mtime_ns: fields.get("mtime_ns")?.parse().ok()?,
+            },
+        })
+    }
+
+    /// What a client is told when the table is refused.
+    pub fn refusal(&self) -> String {
+        format!(
+            "damaged ({}; found by {}): it is not served until it is replaced; fetch it again with `zugzwang tables fetch`, or run `zugzwang verify` on its directory once the file is whole again",
+            self.reason, self.check
+        )
+    }
+}
+
+/// The quarantine records of one process, and where it writes new ones.
+#[derive(Debug, Default)]
+pub struct Quarantine {
+    state_dir: Option<PathBuf>,
+    /// Records this process wrote or found, by the table's path.
+    known: Mutex<HashMap<PathBuf, Record>>,
+    /// Bumped with every new record, so open tables notice one cheaply.
+    generation: AtomicU64,
+}
+
+/// Where a record of the table at `path` lies beside it.
+fn beside(path: &Path) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    dir.join(INTEGRITY_SUBDIR)
+        .join(format!("{}.quarantine", file_name(path)))
 }
 
 impl Quarantine {
-    pub fn new(retry_after: Duration) -> Quarantine {
+    /// Records go beside the tables, else into `state_dir`.
+    pub fn new(state_dir: Option<PathBuf>) -> Quarantine {
         Quarantine {
-            retry_after,
-            tables: Mutex::new(HashMap::new()),
+            state_dir,
+            ..Quarantine::default()
         }
     }
 
-    /// Remembers why the table at `path` cannot be opened.
-    pub fn remember(&self, path: &Path, reason: String) {
-        let mut tables = self.tables.lock().unwrap_or_else(|p| p.into_inner());
-        tables.insert(path.to_path_buf(), (Instant::now(), reason));
+    fn known(&self) -> MutexGuard<'_, HashMap<PathBuf, Record>> {
+        self.known.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The remembered failure of `path`, while it is still to be refused.
-    pub fn refusal(&self, path: &Path) -> Option<io::Error> {
-        let mut tables = self.tables.lock().unwrap_or_else(|p| p.into_inner());
-        let (since, reason) = tables.get(path)?;
-        let elapsed = since.elapsed();
-        if elapsed >= self.retry_after {
-            tables.remove(path);
-            return None;
+    /// Where a record of the table at `path` lies in the state directory.
+    fn in_state_dir(&self, path: &Path, identity: &Identity) -> Option<PathBuf> {
+        let dir = self.state_dir.as_ref()?.join(STATE_SUBDIR);
+        let name = file_name(path);
+        Some(dir.join(format!(
+            "{name}.{}-{}.quarantine",
+            identity.dev, identity.ino
+        )))
+    }
+
+    /// Records that the table at `path` is damaged, durably where a
+    /// directory can be written (the error names why none could), and for
+    /// this process in any case.
+    pub fn record(&self, path: &Path, check: &str, reason: &str) -> io::Result<PathBuf> {
+        let meta = fs::metadata(path)?;
+        let identity = Identity::of(&meta);
+        let record = Record {
+            table: file_name(path),
+            check: check.to_string(),
+            reason: reason.to_string(),
+            at: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            identity,
+        };
+        self.known().insert(path.to_path_buf(), record.clone());
+        self.generation.fetch_add(1, Ordering::Relaxed);
+        let mut tried = vec![beside(path)];
+        tried.extend(self.in_state_dir(path, &identity));
+        let mut last = None;
+        for target in tried {
+            match write_record(&target, &record.render(path)) {
+                Ok(()) => {
+                    tracing::error!(path = %path.display(), record = %target.display(), "{} quarantined: {}", record.table, record.reason);
+                    return Ok(target);
+                }
+                Err(err) => last = Some((target, err)),
+            }
         }
-        let left = (self.retry_after - elapsed).as_secs().max(1);
+        let (target, err) =
+            last.unwrap_or_else(|| (PathBuf::new(), io::ErrorKind::NotFound.into()));
+        tracing::error!(path = %path.display(), "{} quarantined for this process only: cannot write {} ({err}); pass a writable --state-dir", record.table, target.display());
+        Err(err)
+    }
+
+    /// Removes every record of the table at `path` (it verified clean or
+    /// was replaced); says whether there was one.
+    pub fn clear(&self, path: &Path) -> bool {
+        let mut cleared = self.known().remove(path).is_some();
+        let mut targets = vec![beside(path)];
+        if let Ok(meta) = fs::metadata(path) {
+            targets.extend(self.in_state_dir(path, &Identity::of(&meta)));
+        }
+        for target in targets {
+            cleared |= fs::remove_file(&target).is_ok();
+        }
+        if cleared {
+            self.generation.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(path = %path.display(), "{}: quarantine record cleared", file_name(path));
+        }
+        cleared
+    }
+
+    /// The record that applies to the table at `path` as it is now
+    /// (`meta`), from this process's memory or from disk.
+    pub fn find(&self, path: &Path, meta: &Metadata) -> Option<Record> {
+        let identity = Identity::of(meta);
+        if let Some(record) = self.known().get(path) {
+            return (record.identity == identity).then(|| record.clone());
+        }
+        let mut places = vec![beside(path)];
+        places.extend(self.in_state_dir(path, &identity));
+        let record = places
+            .iter()
+            .filter_map(|place| fs::read_to_string(place).ok())
+            .filter_map(|text| Record::parse(&text))
+            .find(|record| record.identity == identity)?;
+        self.known().insert(path.to_path_buf(), record.clone());
+        Some(record)
+    }
+
+    /// The error a probe gets for a quarantined table; `None` when the
+    /// table at `path` is not quarantined as it is now.
+    pub fn refusal(&self, path: &Path, meta: &Metadata) -> Option<io::Error> {
+        let record = self.find(path, meta)?;
         Some(TableIoError::quiet(
             path,
             io::ErrorKind::InvalidData,
-            format!("{reason} (remembered; the table is tried again in {left} s)"),
+            record.refusal(),
         ))
     }
 
-    /// Tables refused now.
-    pub fn len(&self) -> usize {
-        let tables = self.tables.lock().unwrap_or_else(|p| p.into_inner());
-        tables
-            .values()
-            .filter(|(since, _)| since.elapsed() < self.retry_after)
-            .count()
+    /// The refusal for a table this process knows to be quarantined
+    /// (no disk access: for reads of tables already open).
+    pub fn known_refusal(&self, path: &Path) -> Option<io::Error> {
+        let record = self.known().get(path)?.refusal();
+        Some(TableIoError::quiet(
+            path,
+            io::ErrorKind::InvalidData,
+            record,
+        ))
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
     }
+
+    /// The records this process knows, sorted by table.
+    pub fn records(&self) -> Vec<Record> {
+        let mut records: Vec<Record> = self.known().values().cloned().collect();
+        records.sort_by(|a, b| a.table.cmp(&b.table));
+        records.dedup_by(|a, b| a.table == b.table);
+        records
+    }
+}
+
+/// Writes a record whole or not at all.
+fn write_record(target: &Path, text: &str) -> io::Result<()> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".{}.tmp.{}", file_name(target), std::process::id()));
+    fs::write(&tmp, text)?;
+    fs::rename(&tmp, target).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn table(dir: &Path) -> PathBuf {
+        let path = dir.join("KQvK.rtbw");
+        fs::write(&path, b"some table bytes").expect("write");
+        path
+    }
+
     #[test]
-    fn refuses_until_the_retry_interval_has_passed() {
-        let quarantine = Quarantine::new(Duration::from_millis(50));
-        let path = Path::new("/srv/tables/KQvK.rtbw");
-        assert!(quarantine.refusal(path).is_none());
-        quarantine.remember(path, "header checksum mismatch".into());
-        let err = quarantine.refusal(path).expect("refused");
+    fn a_record_survives_the_process_and_ends_with_the_file() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = table(tmp.path());
+        Quarantine::default()
+            .record(&path, "verify", "sha256 differs")
+            .expect("recorded beside");
+        let later = Quarantine::default();
+        let meta = fs::metadata(&path).expect("stat");
+        let err = later
+            .refusal(&path, &meta)
+            .expect("refused after a restart");
         assert!(
             err.to_string()
-                .starts_with("KQvK.rtbw: header checksum mismatch")
+                .starts_with("KQvK.rtbw: damaged (sha256 differs; found by verify)"),
+            "{err}"
         );
-        assert_eq!(quarantine.len(), 1);
-        std::thread::sleep(Duration::from_millis(60));
-        assert!(quarantine.refusal(path).is_none());
-        assert!(quarantine.is_empty());
+        assert!(!err.to_string().contains(&tmp.path().display().to_string()));
+        // A replaced file is another file.
+        fs::remove_file(&path).expect("rm");
+        let path = table(tmp.path());
+        let meta = fs::metadata(&path).expect("stat");
+        assert!(Quarantine::default().find(&path, &meta).is_none());
+    }
+
+    #[test]
+    fn a_read_only_table_directory_records_in_the_state_directory() {
+        let tables = tempfile::tempdir().expect("tempdir");
+        let state = tempfile::tempdir().expect("tempdir");
+        let path = table(tables.path());
+        // A file where the integrity folder would go: nothing can be written beside.
+        fs::write(tables.path().join(INTEGRITY_SUBDIR), b"").expect("block");
+        let quarantine = Quarantine::new(Some(state.path().to_path_buf()));
+        let at = quarantine
+            .record(&path, "scrub", "md5 differs")
+            .expect("recorded");
+        assert!(at.starts_with(state.path()), "{}", at.display());
+        let meta = fs::metadata(&path).expect("stat");
+        let fresh = Quarantine::new(Some(state.path().to_path_buf()));
+        assert_eq!(
+            fresh.find(&path, &meta).map(|r| r.check),
+            Some("scrub".into())
+        );
+        assert!(fresh.clear(&path));
+        assert!(
+            Quarantine::new(Some(state.path().to_path_buf()))
+                .find(&path, &meta)
+                .is_none()
+        );
     }
 }

@@ -16,6 +16,15 @@ use std::{
 
 const MAGIC: &str = "zugzwang-tier 1";
 
+/// Where `zugzwang verify --init` keeps checksums (and quarantine records)
+/// for tables served without a fast tier: a folder inside the table
+/// directory.
+pub const INTEGRITY_SUBDIR: &str = ".zugzwang";
+
+/// The folder of the state directory (`--state-dir`) that holds checksums
+/// recorded for tables in read-only directories.
+pub const STATE_CHECKSUMS_SUBDIR: &str = "checksums";
+
 /// The record of one table's entry in the fast tier.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Manifest {
@@ -146,7 +155,15 @@ impl Manifest {
         let path = manifest_path(dir, table);
         match fs::read_to_string(&path) {
             Ok(text) => Manifest::parse(&text, &path).map(Some),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            // No such folder, or a file where it would be: none recorded here.
+            Err(err)
+                if matches!(
+                    err.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                Ok(None)
+            }
             Err(source) => Err(ManifestError::Io { path, source }),
         }
     }

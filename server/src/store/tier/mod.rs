@@ -12,4 +12,5 @@ pub mod integrity;
 pub mod manifest;
 pub mod read;
 
-pub use read::{INTEGRITY_SUBDIR, TierOptions, TieredFilesystem};
+pub use manifest::INTEGRITY_SUBDIR;
+pub use read::{TierOptions, TieredFilesystem};

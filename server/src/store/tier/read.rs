@@ -17,6 +17,7 @@ use std::{
     cell::RefCell,
     fs, io,
     path::{Path, PathBuf},
+    sync::atomic::AtomicU64,
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
@@ -28,7 +29,9 @@ use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 use super::{
     integrity::{BlockChecker, HASH_NAME, IntegrityError, SumsError},
-    manifest::{Manifest, ManifestError, prefix_path, sums_path},
+    manifest::{
+        INTEGRITY_SUBDIR, Manifest, ManifestError, STATE_CHECKSUMS_SUBDIR, prefix_path, sums_path,
+    },
 };
 use crate::store::{
     context,
@@ -40,10 +43,6 @@ use crate::store::{
     quarantine::Quarantine,
     table_error::{self, TableIoError},
 };
-
-/// Where `zugzwang verify --init` keeps checksums for tables served without a
-/// fast tier: a folder inside the table directory.
-pub const INTEGRITY_SUBDIR: &str = ".zugzwang";
 
 /// Where a tiered store reads from and whether it checks; the rest is set
 /// with the `with_*` methods.
@@ -75,7 +74,10 @@ pub struct TieredFilesystem {
     slow: PreadFilesystem,
     fast_dir: Option<PathBuf>,
     check_blocks: bool,
-    require_checksums: bool,
+    allow_unchecked: bool,
+    /// Checksums recorded for tables of read-only directories
+    /// (`--state-dir`), searched after the fast tier and `DIR/.zugzwang`.
+    state_dir: Option<PathBuf>,
     quarantine: Arc<Quarantine>,
     /// This store's read counters, shared with the files opened here.
     metrics: Arc<ReadMetrics>,
@@ -87,7 +89,8 @@ impl TieredFilesystem {
             slow: PreadFilesystem::new().with_advise_random(options.advise_random),
             fast_dir: options.fast_dir,
             check_blocks: options.check_blocks,
-            require_checksums: false,
+            allow_unchecked: false,
+            state_dir: None,
             quarantine: Arc::default(),
             metrics: Arc::default(),
         }
@@ -100,11 +103,20 @@ impl TieredFilesystem {
         self
     }
 
-    /// Refuse tables without recorded checksums (`--require-checksums`)
-    /// instead of serving them unchecked.
+    /// Serve tables whose bytes were never checked against a published
+    /// digest (`--allow-unchecked`) instead of refusing them.
     #[must_use]
-    pub fn with_require_checksums(mut self, on: bool) -> Self {
-        self.require_checksums = on;
+    pub fn with_allow_unchecked(mut self, on: bool) -> Self {
+        self.allow_unchecked = on;
+        self
+    }
+
+    /// Where checksums and quarantine records of tables in read-only
+    /// directories are kept (`--state-dir`).
+    #[must_use]
+    pub fn with_state_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.quarantine = Arc::new(Quarantine::new(dir.clone()));
+        self.state_dir = dir;
         self
     }
 
@@ -112,14 +124,6 @@ impl TieredFilesystem {
     #[must_use]
     pub fn with_handle_budget(mut self, handles: usize) -> Self {
         self.slow = self.slow.with_handles(HandlePool::new(handles));
-        self
-    }
-
-    /// How long a table whose header failed its checksum is refused
-    /// before it is tried again (see `store::quarantine`).
-    #[must_use]
-    pub fn with_header_retry(mut self, after: Duration) -> Self {
-        self.quarantine = Arc::new(Quarantine::new(after));
         self
     }
 
@@ -146,8 +150,13 @@ impl TieredFilesystem {
         self.check_blocks
     }
 
-    pub fn requires_checksums(&self) -> bool {
-        self.require_checksums
+    pub fn allows_unchecked(&self) -> bool {
+        self.allow_unchecked || !self.check_blocks
+    }
+
+    /// The tables found damaged, shared with the scrub and `/metrics`.
+    pub fn quarantine(&self) -> &Arc<Quarantine> {
+        &self.quarantine
     }
 
     /// The directories searched for a table's manifest, in order.
@@ -156,6 +165,11 @@ impl TieredFilesystem {
             .iter()
             .cloned()
             .chain(std::iter::once(table_dir.join(INTEGRITY_SUBDIR)))
+            .chain(
+                self.state_dir
+                    .iter()
+                    .map(|dir| dir.join(STATE_CHECKSUMS_SUBDIR)),
+            )
             .collect()
     }
 
@@ -214,7 +228,11 @@ impl TieredFilesystem {
                     ),
                 ));
             }
-            self.fallback(table, &manifest.staleness(meta));
+            // Checksums alone (no prefix) stay good for any copy of the
+            // table; only a prefix is lost.
+            if manifest.fast_len > 0 {
+                self.fallback(table, &manifest.staleness(meta));
+            }
         }
         if self.check_blocks {
             entry.sums = Some(Arc::new(self.open_sums(path, &dir, table, &manifest)?));
@@ -244,14 +262,15 @@ impl TieredFilesystem {
         Ok(entry)
     }
 
-    /// A table with no checksums recorded: served unchecked (the start-up
-    /// survey warned), unless checksums are required.
+    /// A table with no checksums recorded: its bytes were never checked
+    /// against a published digest, so it is refused unless the operator
+    /// chose `--allow-unchecked` (the start-up survey said what to run).
     fn unchecked(&self, path: &Path, table: &str) -> io::Result<()> {
-        if self.require_checksums && self.check_blocks {
-            return Err(TableIoError::logged(
+        if !self.allows_unchecked() {
+            return Err(TableIoError::quiet(
                 path,
                 io::ErrorKind::InvalidData,
-                "no block checksums are recorded for it and --require-checksums is set; record them with `zugzwang verify --init` or `zugzwang tier build`".to_string(),
+                UNCHECKED_REFUSAL.to_string(),
             ));
         }
         if self.fast_dir.is_some() {
@@ -293,12 +312,11 @@ impl TieredFilesystem {
     }
 
     /// Opens a table with whatever checks and prefix it has.
-    fn open_table(&self, path: &Path) -> io::Result<TieredFile> {
+    fn open_table(&self, path: &Path, meta: &fs::Metadata) -> io::Result<TieredFile> {
         let slow = self.slow.open_pread(path)?;
-        let meta =
-            fs::metadata(path).map_err(|err| TableIoError::because(path, "cannot stat", err))?;
         let table: Arc<str> = file_name(path).into();
-        let entry = self.entry(path, &table, &meta)?;
+        let generation = self.quarantine.generation();
+        let entry = self.entry(path, &table, meta)?;
         Ok(TieredFile {
             path: path.to_path_buf(),
             table,
@@ -309,6 +327,7 @@ impl TieredFilesystem {
             fast_len: entry.fast_len,
             sums: entry.sums,
             quarantine: Arc::clone(&self.quarantine),
+            quarantine_seen: AtomicU64::new(generation),
             metrics: Arc::clone(&self.metrics),
         })
     }
@@ -332,6 +351,9 @@ fn log_fallback(metrics: &ReadMetrics, table: &str, reason: &str) {
     }
 }
 
+/// What a probe of a table without recorded checksums is told.
+pub const UNCHECKED_REFUSAL: &str = "not served: its bytes were never checked against the published digest; check it with `zugzwang verify --init` on its directory (or fetch it with `zugzwang tables fetch`, which checks as it writes), or serve with --allow-unchecked to answer from it anyway";
+
 impl Filesystem for TieredFilesystem {
     fn regular_file_size(&self, path: &Path) -> io::Result<u64> {
         self.slow.regular_file_size(path)
@@ -347,10 +369,12 @@ impl Filesystem for TieredFilesystem {
         if context::refusing() {
             return Err(context::refuse());
         }
-        if let Some(refused) = self.quarantine.refusal(path) {
+        let meta =
+            fs::metadata(path).map_err(|err| TableIoError::because(path, "cannot stat", err))?;
+        if let Some(refused) = self.quarantine.refusal(path, &meta) {
             return Err(refused);
         }
-        let file = self.handles().with_room(|| self.open_table(path))?;
+        let file = self.handles().with_room(|| self.open_table(path, &meta))?;
         Ok(Box::new(file))
     }
 }
@@ -367,8 +391,11 @@ struct TieredFile {
     /// Cleared when the prefix turns out damaged or unreadable.
     prefix_ok: AtomicBool,
     sums: Option<Arc<BlockChecker>>,
-    /// Where a header that fails its checksum is remembered.
+    /// Where a block that fails its checksum is recorded, and where a
+    /// verdict found elsewhere (the scrub) comes from.
     quarantine: Arc<Quarantine>,
+    /// The quarantine's generation when this table was last found clear.
+    quarantine_seen: AtomicU64,
     metrics: Arc<ReadMetrics>,
 }
 
@@ -410,9 +437,10 @@ impl TieredFile {
         log_fallback(&self.metrics, &self.table, reason);
     }
 
-    /// A damaged block: counted, logged with the path, and remembered when
-    /// it is in the header (the table cannot be opened until it is fixed).
-    fn integrity_error(&self, offset: u64, sums: &BlockChecker, hint: ReadHint) -> io::Error {
+    /// A damaged block: counted, logged with the path, and the table
+    /// quarantined (durably): no later read of it is trusted until it is
+    /// replaced or verifies clean.
+    fn integrity_error(&self, offset: u64, sums: &BlockChecker) -> io::Error {
         self.metrics.record_integrity_failure(&self.table);
         let err = IntegrityError {
             path: self.path.clone(),
@@ -420,11 +448,27 @@ impl TieredFile {
             block_size: sums.block_size(),
         };
         tracing::error!(path = %self.path.display(), "{err}");
-        if hint == ReadHint::Header {
-            self.quarantine
-                .remember(&self.path, format!("its header: {}", err.problem()));
-        }
+        // A record that cannot be written still holds for this process
+        // (and the failure is logged there).
+        let _ = self
+            .quarantine
+            .record(&self.path, "a block check on read", &err.problem());
         err.into_io()
+    }
+
+    /// Refuses reads once the table was quarantined (by a read of this
+    /// file, another handle or the scrub); one atomic load while nothing
+    /// was.
+    fn check_quarantine(&self) -> io::Result<()> {
+        let now = self.quarantine.generation();
+        if now == self.quarantine_seen.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let Some(refused) = self.quarantine.known_refusal(&self.path) {
+            return Err(refused);
+        }
+        self.quarantine_seen.store(now, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Reads `buf.len()` bytes at `offset` (within the file), from the fast
@@ -466,7 +510,7 @@ impl TieredFile {
         self.read_tier(Tier::Slow, buf, offset, hint)?;
         if let Some(sums) = &self.sums {
             sums.check(offset, buf)?
-                .map_err(|bad| self.integrity_error(bad, sums, hint))?;
+                .map_err(|bad| self.integrity_error(bad, sums))?;
         }
         Ok(())
     }
@@ -474,6 +518,7 @@ impl TieredFile {
 
 impl RandomAccessFile for TieredFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
+        self.check_quarantine()?;
         if offset >= self.file_size {
             return Ok(0);
         }
