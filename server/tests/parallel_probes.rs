@@ -19,10 +19,12 @@ use server::{
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 /// No response cache and no probe memo: a request asked again probes again,
-/// which is what these tests watch.
+/// which is what these tests watch. The tables are read from the disk, where
+/// no checksums are recorded for them (these tests are not about that).
 fn config(sequential_probes: bool) -> EngineConfig {
     EngineConfig {
         tables: vec![common::embedded_tables_dir()],
+        store: common::store_allowing_unchecked(),
         cache_bytes: 0,
         memo_bytes: 0,
         sequential_probes,

@@ -4,7 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use server::engine::{Engine, EngineConfig};
+use server::{
+    engine::{Engine, EngineConfig},
+    store::StoreOptions,
+};
 
 /// The 3- and 4-piece tables the repo carries (the same files the binary embeds).
 pub fn embedded_tables_dir() -> PathBuf {
@@ -129,9 +132,33 @@ fn print_skip(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// An engine over `dirs` (none: the embedded tables) as `serve` opens it
+/// by default: tables never checked against their published digest are
+/// refused.
 pub fn engine_with(dirs: Vec<PathBuf>) -> Engine {
     Engine::open(&EngineConfig {
         tables: dirs,
+        ..EngineConfig::default()
+    })
+    .expect("tables load")
+}
+
+/// The store of `serve --allow-unchecked`, for tests whose subject is not
+/// integrity: copies of the repository's tables and `../shared` carry no
+/// recorded block checksums, so the default store refuses them.
+pub fn store_allowing_unchecked() -> StoreOptions {
+    StoreOptions {
+        allow_unchecked: true,
+        ..StoreOptions::default()
+    }
+}
+
+/// An engine over `dirs` that serves tables never checked
+/// (`--allow-unchecked`; see [`store_allowing_unchecked`]).
+pub fn engine_allowing_unchecked(dirs: Vec<PathBuf>) -> Engine {
+    Engine::open(&EngineConfig {
+        tables: dirs,
+        store: store_allowing_unchecked(),
         ..EngineConfig::default()
     })
     .expect("tables load")
