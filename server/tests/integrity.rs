@@ -19,10 +19,7 @@ use server::{
     store::{
         StoreOptions, context, format,
         metrics::{ReadMetrics, Tier},
-        tier::{
-            INTEGRITY_SUBDIR, TierOptions, TieredFilesystem, integrity::IntegrityError,
-            manifest::prefix_path,
-        },
+        tier::{INTEGRITY_SUBDIR, TierOptions, TieredFilesystem, manifest::prefix_path},
     },
     tier_build::{self as tier, BuildOptions},
 };
@@ -79,17 +76,31 @@ fn busiest_data_byte(positions: &[Chess]) -> (String, u64) {
     (table, offset + len as u64 / 2)
 }
 
-/// Replays positions over damaged tables; returns (answered, failed) and
-/// checks every answer against the undamaged tables.
+/// What a replay over a damaged table saw.
+#[derive(Debug, Default)]
+struct DamagedReplay {
+    answered: u64,
+    failed: u64,
+    /// Positions answered after the table was quarantined (from other tables).
+    answered_after: u64,
+    /// The position whose probe found the damage.
+    found_at: Option<usize>,
+}
+
+/// Replays positions over tables of `dir` of which `table` is damaged at
+/// `offset`: every answer is checked against the undamaged tables; the first
+/// failure is the block check that finds the damage, every later one the
+/// quarantine of that table (naming it, never `dir`).
 fn replay_damaged(
     tb: &Tablebase<Chess>,
     positions: &[Chess],
+    dir: &Path,
     table: &str,
     offset: u64,
-) -> (u64, u64) {
+) -> DamagedReplay {
     let reference = tablebase(&[embedded_tables_dir()], None, false);
-    let (mut answered, mut failed) = (0, 0);
-    for pos in positions {
+    let mut seen = DamagedReplay::default();
+    for (i, pos) in positions.iter().enumerate() {
         match answers(tb, pos) {
             Ok(answer) => {
                 assert_eq!(
@@ -97,26 +108,39 @@ fn replay_damaged(
                     answers(&reference, pos).unwrap(),
                     "wrong answer for {pos:?}"
                 );
-                answered += 1;
+                seen.answered += 1;
+                if seen.found_at.is_some() {
+                    seen.answered_after += 1;
+                }
             }
-            Err(SyzygyError::ProbeFailed { error, .. }) => {
-                let shakmaty_syzygy::ProbeError::Read { error } = error.as_ref() else {
-                    panic!("not a read error: {error:?}");
-                };
-                let integrity = error
-                    .get_ref()
-                    .and_then(|e| e.downcast_ref::<IntegrityError>())
-                    .unwrap_or_else(|| panic!("not an integrity error: {error}"));
-                assert_eq!(integrity.table(), table);
-                assert_eq!(integrity.offset, offset / 4096 * 4096);
-                failed += 1;
+            Err(err) => {
+                let damage = damage_of(&err).unwrap_or_else(|| panic!("unexpected {err}"));
+                assert_eq!(damage.table(), table, "{err}");
+                match (seen.found_at, damage) {
+                    (None, Damage::Found { offset: found, .. }) => {
+                        assert_eq!(found, offset / 4096 * 4096);
+                        seen.found_at = Some(i);
+                    }
+                    (Some(_), Damage::Quarantined { message, .. }) => {
+                        assert!(
+                            !message.contains(&*dir.to_string_lossy()),
+                            "the refusal shows the directory: {message}"
+                        );
+                    }
+                    (found_at, damage) => {
+                        panic!("position {i} (damage found at {found_at:?}): {damage:?}")
+                    }
+                }
+                seen.failed += 1;
             }
-            Err(err) => panic!("unexpected {err}"),
         }
     }
-    (answered, failed)
+    seen
 }
 
+/// A flipped byte in a data block: the probe that reads it fails its block
+/// check, and from then on the table is refused (quarantined, also after a
+/// restart) while the other tables keep answering; never a wrong answer.
 fn damaged_data_block(with_fast_tier: bool) {
     let positions = &workload_34()[..3000];
     let (table, offset) = busiest_data_byte(positions);
@@ -129,20 +153,30 @@ fn damaged_data_block(with_fast_tier: bool) {
     }
     flip(&slow.path().join(&table), offset);
 
-    let (tb, reads) = tablebase_with_reads(
-        &[slow.path().to_path_buf()],
-        with_fast_tier.then_some(fast.path()),
-        true,
-    );
-    let (answered, failed) = replay_damaged(&tb, positions, &table, offset);
-    println!(
-        "{table} damaged at byte {offset}: {answered} positions answered, {failed} failed with the integrity error"
-    );
+    let fast_dir = with_fast_tier.then_some(fast.path());
+    let (tb, reads) = tablebase_with_reads(&[slow.path().to_path_buf()], fast_dir, true);
+    let seen = replay_damaged(&tb, positions, slow.path(), &table, offset);
+    println!("{table} damaged at byte {offset}: {seen:?}");
+    let found_at = seen.found_at.expect("no probe read the damaged block");
     assert!(
-        failed > 0 && answered > failed,
-        "answered {answered}, failed {failed}"
+        seen.failed > 1 && seen.answered_after > 0,
+        "the table is refused after the check, the others answer: {seen:?}"
     );
     assert!(reads.suspect_tables().contains(&table));
+
+    // The verdict lasts: beside the table, and for a restarted store.
+    let record = quarantine_record(slow.path(), &table).expect("a quarantine record");
+    assert!(
+        record.contains(&format!("table {table}\n"))
+            && record.contains("check a block check on read\n"),
+        "{record}"
+    );
+    let restarted = tablebase(&[slow.path().to_path_buf()], fast_dir, true);
+    let err = answers(&restarted, &positions[found_at]).unwrap_err();
+    assert!(
+        matches!(damage_of(&err), Some(Damage::Quarantined { table: named, .. }) if named == table),
+        "{err}"
+    );
 
     // verify names the file.
     let findings = published::check_dirs(&[slow.path().to_path_buf()], &Silent);
@@ -155,12 +189,12 @@ fn damaged_data_block(with_fast_tier: bool) {
 }
 
 #[test]
-fn damaged_data_block_fails_only_its_probes_with_a_fast_tier() {
+fn damaged_data_block_quarantines_its_table_with_a_fast_tier() {
     damaged_data_block(true);
 }
 
 #[test]
-fn damaged_data_block_fails_only_its_probes_with_verify_init_checksums() {
+fn damaged_data_block_quarantines_its_table_with_verify_init_checksums() {
     damaged_data_block(false);
 }
 
@@ -301,14 +335,34 @@ fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
         .filter(|n| n.contains(".tmp."))
         .collect();
     assert!(debris.is_empty(), "temporary files left: {debris:?}");
-    // Whatever was built is complete and used; the rest falls back.
+    // Whatever was built is complete and used; the rest has no checksums,
+    // so it is refused as never checked, not served unchecked.
     fs::remove_file(slow.path().join("KQvKQ.rtbw")).unwrap();
     let tb = tablebase(&[slow.path().to_path_buf()], Some(mount.path()), true);
     let positions = workload_34();
     let reference = tablebase(&[embedded_tables_dir()], None, false);
+    let (mut answered, mut refused) = (0, 0);
     for pos in &positions[..500] {
-        assert_eq!(answers(&tb, pos).ok(), answers(&reference, pos).ok());
+        match answers(&tb, pos) {
+            Ok(answer) => {
+                assert_eq!(Some(answer), answers(&reference, pos).ok(), "{pos:?}");
+                answered += 1;
+            }
+            Err(err) => {
+                let message = err.to_string();
+                assert!(
+                    message.contains("never checked")
+                        && full
+                            .iter()
+                            .any(|(table, _)| message.contains(&format!("{table}: "))),
+                    "not the refusal of a table that failed: {message}"
+                );
+                refused += 1;
+            }
+        }
     }
+    println!("{answered} positions answered, {refused} refused");
+    assert!(answered > 0, "nothing built was used");
 }
 
 /// What checking every read costs on a hot page cache (the worst case: no
@@ -441,8 +495,8 @@ fn kqvk_position() -> Chess {
         .unwrap()
 }
 
-/// A table whose header fails its checksum cannot be opened; that is
-/// remembered, so the next probes fail at once instead of reading it again.
+/// A table whose header fails its checksum cannot be opened; the table is
+/// quarantined, so the next probes fail at once instead of reading it again.
 #[test]
 fn header_that_fails_its_checksum_is_not_reread_on_every_probe() {
     let slow = copy_of_embedded_tables();
@@ -461,14 +515,16 @@ fn header_that_fails_its_checksum_is_not_reread_on_every_probe() {
     assert!(header_reads(context::take_thread_log()) > 0);
     assert!(first.contains("checksum mismatch"), "{first}");
     for _ in 0..3 {
-        let again = tb.probe_wdl_after_zeroing(&pos).unwrap_err().to_string();
+        let err = tb.probe_wdl_after_zeroing(&pos).unwrap_err();
         assert_eq!(
             header_reads(context::take_thread_log()),
             0,
             "the damaged table was read again"
         );
+        let again = err.to_string();
         assert!(
-            again.contains("KQvK.rtbw") && again.contains("checksum mismatch"),
+            matches!(damage_of(&err), Some(Damage::Quarantined { table, .. }) if table == "KQvK.rtbw")
+                && again.contains("checksum"),
             "{again}"
         );
         assert!(!again.contains(&*slow.path().to_string_lossy()), "{again}");

@@ -16,12 +16,13 @@ use server::{
         context::{self, ReadEvent},
         format,
         metrics::{ReadMetrics, Tier},
-        tier::{INTEGRITY_SUBDIR, TierOptions, TieredFilesystem},
+        table_error::TableIoError,
+        tier::{INTEGRITY_SUBDIR, TierOptions, TieredFilesystem, integrity::IntegrityError},
     },
     tier_build::{self as tier},
 };
 use shakmaty::{CastlingMode, Chess, fen::Fen};
-use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};
+use shakmaty_syzygy::{ProbeError, SyzygyError, Tablebase, filesystem::ReadHint};
 
 /// Builds a fast tier (prefixes and checksums) for the tables of one
 /// directory, as `tier build` does, and insists every table made it.
@@ -203,4 +204,59 @@ pub fn prefix_lengths(dirs: &[PathBuf]) -> HashMap<String, u64> {
         }
     }
     lengths
+}
+
+/// How a probe of a damaged table with recorded checksums fails.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Damage {
+    /// The block check that found it: the table and the bad block's offset.
+    Found { table: String, offset: u64 },
+    /// The table refused since (quarantined after a block check on read),
+    /// whatever the probe would have read: its name and the message.
+    Quarantined { table: String, message: String },
+}
+
+impl Damage {
+    pub fn table(&self) -> &str {
+        match self {
+            Damage::Found { table, .. } | Damage::Quarantined { table, .. } => table,
+        }
+    }
+}
+
+/// What `err` says of damage, if it is a failed block check or the
+/// quarantine that follows one.
+pub fn damage_of(err: &SyzygyError) -> Option<Damage> {
+    let SyzygyError::ProbeFailed { error, .. } = err else {
+        return None;
+    };
+    let ProbeError::Read { error } = error.as_ref() else {
+        return None;
+    };
+    let inner = error.get_ref()?;
+    if let Some(found) = inner.downcast_ref::<IntegrityError>() {
+        return Some(Damage::Found {
+            table: found.table(),
+            offset: found.offset,
+        });
+    }
+    let refused = inner.downcast_ref::<TableIoError>()?;
+    let quarantined = refused.detail.starts_with("damaged (")
+        && refused.detail.contains("found by a block check on read")
+        && refused.detail.contains("not served until it is replaced");
+    quarantined.then(|| Damage::Quarantined {
+        table: refused.table(),
+        message: refused.to_string(),
+    })
+}
+
+/// The quarantine record a failed block check leaves beside a table in
+/// `tables` (a writable directory), read back.
+pub fn quarantine_record(tables: &Path, table: &str) -> Option<String> {
+    std::fs::read_to_string(
+        tables
+            .join(INTEGRITY_SUBDIR)
+            .join(format!("{table}.quarantine")),
+    )
+    .ok()
 }
