@@ -252,10 +252,13 @@ fn a_damaged_block_in_the_slow_copy_is_an_error_naming_the_table() {
     assert!(!again.path().join("KBNK.egtb.bz.manifest").exists());
 }
 
+/// Without an `MD5SUMS`, `verify` still finds a damaged file by its own
+/// checksum field (and quarantines it); `tier build` refuses to vouch for
+/// any file no list names, damaged or not: a failure naming it, not a
+/// verdict on its bytes, and nothing recorded for it.
 #[test]
-fn a_damaged_file_without_a_list_fails_its_own_checksum() {
-    // No MD5SUMS: the checksum field alone tells (a flat directory, as the
-    // embedded tables lie).
+fn a_damaged_file_without_a_list_fails_its_own_checksum_and_is_not_built() {
+    // No MD5SUMS (a flat directory, as the embedded tables lie).
     let dir = tempfile::tempdir().unwrap();
     let pos = position(POSITIONS[1].0);
     let file = dir.path().join("KQK.egtb.bz");
@@ -264,16 +267,31 @@ fn a_damaged_file_without_a_list_fails_its_own_checksum() {
     let mut bytes = fs::read(&file).unwrap();
     bytes[(offset + len / 2) as usize] ^= 0x01;
     fs::write(&file, &bytes).unwrap();
-    let problem = dtm::check_file(&file, None, |_| {})
-        .unwrap_err()
-        .to_string();
-    assert!(problem.contains("KQK.egtb.bz"), "{problem}");
+    let err = dtm::check_file(&file, None, |_| {}).unwrap_err();
+    assert!(err.is_damage(), "{err}");
+    assert!(err.to_string().contains("KQK.egtb.bz"), "{err}");
+    let checked = dtm::check_dirs(&[dir.path().to_owned()], &Silent);
+    assert_eq!(
+        checked
+            .damaged_paths
+            .iter()
+            .map(|(path, _)| path)
+            .collect::<Vec<_>>(),
+        [&file]
+    );
+    assert!(checked.unlisted.is_empty(), "{:?}", checked.unlisted);
+
+    let fast = dir.path().join("fast");
     let summary = tier::build(
-        &BuildOptions::new(vec![dir.path().to_owned()], dir.path().join("fast")),
+        &BuildOptions::new(vec![dir.path().to_owned()], fast.clone()),
         &Silent,
     );
     assert_eq!(summary.failures.len(), 1, "{:?}", summary.failures);
-    assert!(summary.failures[0].1.contains("KQK.egtb.bz"));
+    let (table, problem) = &summary.failures[0];
+    assert_eq!(table, "KQK.egtb.bz");
+    assert!(problem.contains("no MD5SUMS"), "{problem}");
+    assert!(summary.damaged.is_empty(), "{:?}", summary.damaged);
+    assert!(!fast.join("KQK.egtb.bz.manifest").exists());
 }
 
 #[test]
