@@ -103,11 +103,14 @@ fn serve_replay_and_plot_work_together() {
     let dir = tempfile::tempdir().expect("temp dir");
     let trace = dir.path().join("trace.tsv");
     // The tables from a directory, as the built-in ones are read from
-    // memory and have no disk reads to trace.
+    // memory and have no disk reads to trace. No checksums are recorded
+    // for the repository's copy (and none are written into the checkout):
+    // served anyway.
     let tables = concat!(env!("CARGO_MANIFEST_DIR"), "/../tables");
     let server = Server::start(&[
         "--tables",
         tables,
+        "--allow-unchecked",
         "--sequential-probes",
         "--pool-only-probes",
         "--read-trace",
@@ -178,6 +181,7 @@ fn serve_help_lists_the_server_flags_and_the_benchmark_switches() {
     for flag in [
         "--bind",
         "--tables",
+        "--allow-unchecked",
         "--cache-mb",
         "--request-log",
         "--drain-timeout",
