@@ -23,6 +23,13 @@
 # CACHE_MB (0: every request is probed; given as --cache-entries to
 # binaries that predate --cache-mb), NICE (-10), BENCH. Prints one Markdown row
 # per run and writes them to OUT_DIR/rows.md.
+#
+# Tables never checked (no `zugzwang verify --init`, no tier) are refused by
+# default since issue 38: binaries that know --allow-unchecked get it here
+# and serve them unchecked, as older binaries did (tables with recorded
+# checksums are checked all the same). To measure checked reads, record
+# them first (`zugzwang verify --init --state-dir S TABLES`) and give
+# `--state-dir S` in that configuration's FLAGS.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -58,9 +65,15 @@ run() { # round label binary flags
   # Binaries before the byte-sized cache count entries instead.
   local cache=(--cache-mb "$CACHE_MB")
   "$binary" serve --help | grep -q -- --cache-mb || cache=(--cache-entries "$CACHE_MB")
+  # Unchecked tables served as before (see above); --mmap checks nothing
+  # and takes no such flag.
+  local unchecked=()
+  if [[ " $flags " != *" --mmap "* ]] && "$binary" serve --help | grep -q -- --allow-unchecked; then
+    unchecked=(--allow-unchecked)
+  fi
   # shellcheck disable=SC2086 # flags are words on purpose
   nice -n "$NICE" "$binary" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" \
-    "${cache[@]}" $flags 2>"$out/$label-$round.server.log" &
+    "${cache[@]}" "${unchecked[@]}" $flags 2>"$out/$label-$round.server.log" &
   local pid=$!
   for _ in $(seq 300); do
     (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break

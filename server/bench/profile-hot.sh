@@ -12,7 +12,11 @@
 # (table directory), LOG (workload), CLIENTS (12), PORT (3101), CACHE_MB (0:
 # every request reaches the engine), NICE (-10), SERVE_FLAGS (more `serve`
 # flags; the benchmark switches, e.g. --pool-only-probes, need
-# ZUGZWANG=target/release/zugzwang-bench). Needs perf, strace, and
+# ZUGZWANG=target/release/zugzwang-bench). Tables never checked (no
+# `zugzwang verify --init`) are served with --allow-unchecked where
+# ZUGZWANG knows it, as before issue 38; give `--state-dir S` in
+# SERVE_FLAGS after `zugzwang verify --init --state-dir S TABLES` to
+# profile checked reads. Needs perf, strace, and
 # inferno-collapse-perf / inferno-flamegraph (cargo install inferno).
 set -euo pipefail
 
@@ -49,9 +53,16 @@ replay_cmd=("$BENCH" replay)
 # Binaries before the byte-sized cache count entries instead.
 cache=(--cache-mb "$CACHE_MB")
 "$ZUGZWANG" serve --help | grep -q -- --cache-mb || cache=(--cache-entries "$CACHE_MB")
+# Since issue 38 tables never checked are refused unless --allow-unchecked
+# (binaries from before serve them without it); --mmap checks nothing and
+# takes no such flag.
+unchecked=()
+if [[ " $SERVE_FLAGS " != *" --mmap "* ]] && "$ZUGZWANG" serve --help | grep -q -- --allow-unchecked; then
+  unchecked=(--allow-unchecked)
+fi
 # shellcheck disable=SC2086 # flags are words on purpose
 nice -n "$NICE" "$ZUGZWANG" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" \
-  "${cache[@]}" $SERVE_FLAGS 2>"$out/server.log" &
+  "${cache[@]}" "${unchecked[@]}" $SERVE_FLAGS 2>"$out/server.log" &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 300); do

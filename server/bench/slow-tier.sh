@@ -193,7 +193,8 @@ setup() {
   trap - ERR
   say "slow tier: $STATE_DIR/slow/tables on $slow_dev, read IOPS capped at $IOPS for cgroup $cg, read-ahead ${READ_AHEAD_KB} KiB"
   say "fast tier: $STATE_DIR/fast (unthrottled)"
-  say "cold run:  $0 run zugzwang serve --tables $STATE_DIR/slow/tables ..."
+  say "cold run:  $0 run zugzwang serve --tables $STATE_DIR/slow/tables --allow-unchecked ..."
+  say "           (the copy has no recorded checksums: --allow-unchecked, or a fast tier from \`zugzwang tier build\`)"
 }
 
 # POSIX_FADV_DONTNEED on each slow-tier table, through dd's nocache flag.
