@@ -195,6 +195,157 @@ pub struct TablebaseAnswer {
     pub pos: PositionInfo,
     /// Every legal move, best first.
     pub moves: Vec<MoveInfo>,
+    /// The DTM tables that failed while the answer was made (damaged or
+    /// unreadable), so `dtm` is null where they would have said: the
+    /// root's first. Not in lila's JSON: the API writes the body with
+    /// [`TablebaseAnswer::lila`] and sends this as the
+    /// [`DTM_UNAVAILABLE_HEADER`]; the page's own copy of an answer (its
+    /// resources, written with serde) carries it here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dtm_unavailable: Vec<DtmUnavailable>,
+}
+
+impl TablebaseAnswer {
+    /// The answer as lila-tablebase writes it (what the API sends): every
+    /// field but `dtm_unavailable`, which travels in a header.
+    pub fn lila(&self) -> LilaAnswer<'_> {
+        LilaAnswer {
+            pos: &self.pos,
+            moves: &self.moves,
+        }
+    }
+
+    /// Why the root's `dtm` is null, when a DTM table that should have
+    /// given it failed.
+    pub fn root_dtm_unavailable(&self) -> Option<&DtmUnavailable> {
+        self.dtm_unavailable.iter().find(|u| u.root)
+    }
+}
+
+/// A [`TablebaseAnswer`] in lila-tablebase's JSON shape, byte for byte.
+#[derive(Serialize, Debug)]
+pub struct LilaAnswer<'a> {
+    #[serde(flatten)]
+    pos: &'a PositionInfo,
+    moves: &'a [MoveInfo],
+}
+
+/// What was wrong with a DTM table that could not answer.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum DtmProblem {
+    /// Its bytes failed a check (its checksum, a block checksum, zstd,
+    /// its length), or it was skipped at start as damaged.
+    Damaged,
+    /// It could not be read (an I/O error, or skipped at start as unreadable).
+    Unreadable,
+    /// Its bytes were never checked, so the server does not answer from
+    /// it (no checksums recorded, and no `--allow-unchecked`).
+    Unchecked,
+}
+
+impl DtmProblem {
+    /// As the header and `/metrics` name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DtmProblem::Damaged => "damaged",
+            DtmProblem::Unreadable => "unreadable",
+            DtmProblem::Unchecked => "unchecked",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<DtmProblem> {
+        [
+            DtmProblem::Damaged,
+            DtmProblem::Unreadable,
+            DtmProblem::Unchecked,
+        ]
+        .into_iter()
+        .find(|p| p.as_str() == name)
+    }
+
+    /// What the page says of the table: "the KQvKR DTM table is damaged".
+    pub fn words(self) -> &'static str {
+        match self {
+            DtmProblem::Damaged => "is damaged",
+            DtmProblem::Unreadable => "cannot be read",
+            DtmProblem::Unchecked => "was never checked",
+        }
+    }
+}
+
+/// The response header naming the DTM tables that failed for an answer
+/// (see [`DtmUnavailable::header_value`]); absent when none did.
+pub const DTM_UNAVAILABLE_HEADER: &str = "x-dtm-unavailable";
+
+/// A DTM table that failed while an answer was made: `dtm` is null for the
+/// positions it covers (the answer is otherwise whole: WDL and DTZ come
+/// from the Syzygy tables).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DtmUnavailable {
+    /// The table's file name (`KQKR.egtb.bz`), never where it lies.
+    pub table: String,
+    pub problem: DtmProblem,
+    /// Whether the root's `dtm` is one it left null (else only moves').
+    pub root: bool,
+}
+
+impl DtmUnavailable {
+    /// The header's value: one item per table, the root's first, as a
+    /// structured-field list (RFC 8941), e.g.
+    /// `KQKR.egtb.bz;problem=damaged;root, KQK.egtb.bz;problem=unreadable`;
+    /// `None` for no table.
+    pub fn header_value(list: &[DtmUnavailable]) -> Option<String> {
+        if list.is_empty() {
+            return None;
+        }
+        let items: Vec<String> = list
+            .iter()
+            .map(|u| {
+                let root = if u.root { ";root" } else { "" };
+                format!("{};problem={}{root}", u.table, u.problem.as_str())
+            })
+            .collect();
+        Some(items.join(", "))
+    }
+
+    /// Reads the header's value; items it cannot read are left out.
+    pub fn from_header(value: &str) -> Vec<DtmUnavailable> {
+        value
+            .split(',')
+            .filter_map(|item| {
+                let mut parts = item.trim().split(';').map(str::trim);
+                let table = parts.next().filter(|t| !t.is_empty())?.to_string();
+                let mut problem = None;
+                let mut root = false;
+                for part in parts {
+                    match part.split_once('=') {
+                        Some(("problem", name)) => problem = DtmProblem::from_name(name),
+                        None if part == "root" => root = true,
+                        _ => {}
+                    }
+                }
+                Some(DtmUnavailable {
+                    table,
+                    problem: problem?,
+                    root,
+                })
+            })
+            .collect()
+    }
+
+    /// The table's material as the page names tables, the stronger side
+    /// first: `KQvKR` for `KQKR.egtb.bz` (either side to move).
+    pub fn material(&self) -> String {
+        let stem = self.table.strip_suffix(".egtb.bz").unwrap_or(&self.table);
+        match stem.get(1..).and_then(|rest| rest.find('K')) {
+            Some(at) => {
+                let (a, b) = stem.split_at(at + 1);
+                crate::material::table_name_of_sides(a, b)
+            }
+            None => stem.to_string(),
+        }
+    }
 }
 
 /// One step of a DTZ-optimal line.
@@ -323,6 +474,21 @@ impl FromJson for TablebaseAnswer {
         Ok(TablebaseAnswer {
             pos: PositionInfo::from_json(value)?,
             moves: list_field(value, "moves")?,
+            dtm_unavailable: list_field_or_empty(value, "dtm_unavailable")?,
+        })
+    }
+}
+
+impl FromJson for DtmUnavailable {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        let problem = string_field(value, "problem")?;
+        Ok(DtmUnavailable {
+            table: string_field(value, "table")?,
+            problem: DtmProblem::from_name(&problem).ok_or(JsonError::Wrong(
+                "problem",
+                "damaged, unreadable or unchecked",
+            ))?,
+            root: bool_field(value, "root")?,
         })
     }
 }
@@ -424,6 +590,7 @@ mod tests {
         let answer = TablebaseAnswer {
             pos: PositionInfo::unknown(),
             moves: vec![lost_by_mate()],
+            dtm_unavailable: Vec::new(),
         };
         let json = serde_json::to_string(&answer).expect("serializes");
         assert!(
@@ -439,6 +606,66 @@ mod tests {
         let read = read::<TablebaseAnswer>(missing).expect("absent distances are null");
         assert_eq!(read.pos.dtz, None);
         assert_eq!(read.pos.category, Category::Draw);
+    }
+
+    /// A degraded answer: lila's JSON never shows what failed (it goes in
+    /// the header), the page's own copy keeps it, and the header reads
+    /// back as written.
+    #[test]
+    fn dtm_unavailable_stays_out_of_the_api_json_and_travels_in_a_header() {
+        let healthy = TablebaseAnswer {
+            pos: PositionInfo::unknown(),
+            moves: vec![lost_by_mate()],
+            dtm_unavailable: Vec::new(),
+        };
+        let lila = serde_json::to_string(&healthy.lila()).expect("serializes");
+        assert_eq!(
+            lila,
+            serde_json::to_string(&healthy).expect("serializes"),
+            "a whole answer is written alike either way"
+        );
+        let mut degraded = healthy.clone();
+        degraded.dtm_unavailable = vec![
+            DtmUnavailable {
+                table: "KQKR.egtb.bz".to_string(),
+                problem: DtmProblem::Damaged,
+                root: true,
+            },
+            DtmUnavailable {
+                table: "KRK.egtb.bz".to_string(),
+                problem: DtmProblem::Unreadable,
+                root: false,
+            },
+        ];
+        assert_eq!(
+            serde_json::to_string(&degraded.lila()).expect("serializes"),
+            lila,
+            "lila's shape has no new field"
+        );
+        let page = serde_json::to_string(&degraded).expect("serializes");
+        assert!(page.contains("dtm_unavailable"), "{page}");
+        assert_eq!(read::<TablebaseAnswer>(&page), Ok(degraded.clone()));
+        assert_eq!(read::<TablebaseAnswer>(&lila), Ok(healthy));
+
+        let header = DtmUnavailable::header_value(&degraded.dtm_unavailable).expect("some");
+        assert_eq!(
+            header,
+            "KQKR.egtb.bz;problem=damaged;root, KRK.egtb.bz;problem=unreadable"
+        );
+        assert_eq!(
+            DtmUnavailable::from_header(&header),
+            degraded.dtm_unavailable
+        );
+        assert_eq!(DtmUnavailable::header_value(&[]), None);
+        assert_eq!(
+            DtmUnavailable::from_header("x;problem=melted, ;problem=damaged, KK.egtb.bz"),
+            Vec::new()
+        );
+        let root = degraded.root_dtm_unavailable().expect("the root's");
+        assert_eq!(root.material(), "KQvKR");
+        assert_eq!(degraded.dtm_unavailable[1].material(), "KRvK");
+        let black_first = DtmUnavailable::from_header("KKQ.egtb.bz;problem=damaged");
+        assert_eq!(black_first[0].material(), "KQvK");
     }
 
     #[test]
@@ -506,6 +733,7 @@ mod tests {
         let answer = TablebaseAnswer {
             pos: PositionInfo::unknown(),
             moves: vec![lost_by_mate()],
+            dtm_unavailable: Vec::new(),
         };
         let shown: Shown = Ok(("8/8/8/8/8/8/8/K1k5 w - - 0 1".to_string(), answer));
         let json = serde_json::to_string(&shown).expect("serializes");

@@ -39,7 +39,16 @@ pub async fn fetch_answer(variant: Variant, fen: String) -> Result<TablebaseAnsw
     }
     #[cfg(not(feature = "ssr"))]
     {
-        get_json(&format!("{}?fen={}", variant.api_path(), encode(&fen))).await
+        // What lila's JSON cannot say comes in a header (issue 38): the
+        // DTM tables that failed, so the page can say why mate in N is
+        // unknown.
+        let url = format!("{}?fen={}", variant.api_path(), encode(&fen));
+        let (mut answer, unavailable) =
+            get_json_and::<TablebaseAnswer>(&url, crate::api::DTM_UNAVAILABLE_HEADER).await?;
+        if let Some(value) = unavailable {
+            answer.dtm_unavailable = crate::api::DtmUnavailable::from_header(&value);
+        }
+        Ok(answer)
     }
 }
 
@@ -136,14 +145,25 @@ pub fn encode(fen: &str) -> String {
 /// message (`{"error": ...}`), or why neither came.
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 async fn get_json<T: crate::json::FromJson>(url: &str) -> Result<T, ApiError> {
+    get_json_and(url, "").await.map(|(answer, _)| answer)
+}
+
+/// [`get_json`], and the value of the response header `header` (none for "").
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+async fn get_json_and<T: crate::json::FromJson>(
+    url: &str,
+    header: &str,
+) -> Result<(T, Option<String>), ApiError> {
     use crate::json::read;
 
-    let (status, body) = get_text(url).await?;
+    let (status, value, body) = get_text(url, header).await?;
     let unread = |err: String| ApiError {
         error: format!("the server's answer could not be read: {err}"),
     };
     match (status, body) {
-        (200..=299, Ok(body)) => read(&body).map_err(|err| unread(err.to_string())),
+        (200..=299, Ok(body)) => read(&body)
+            .map(|answer| (answer, value))
+            .map_err(|err| unread(err.to_string())),
         (200..=299, Err(err)) => Err(unread(err)),
         (_, body) => Err(body
             .ok()
@@ -154,11 +174,15 @@ async fn get_json<T: crate::json::FromJson>(url: &str) -> Result<T, ApiError> {
     }
 }
 
-/// The status and body text of a GET, with the browser's own `fetch` (one
+/// The status, the value of the response header `header` (none for "")
+/// and the body text of a GET, with the browser's own `fetch` (one
 /// function for every answer type; an HTTP client crate was about 3 KB of
 /// the gzipped WASM for this). `Err` when no answer came at all.
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
-async fn get_text(url: &str) -> Result<(u16, Result<String, String>), ApiError> {
+async fn get_text(
+    url: &str,
+    header: &str,
+) -> Result<(u16, Option<String>, Result<String, String>), ApiError> {
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
 
@@ -179,7 +203,11 @@ async fn get_text(url: &str) -> Result<(u16, Result<String, String>), ApiError> 
             .map_err(|err| js_error_text(&err)),
         Err(err) => Err(js_error_text(&err)),
     };
-    Ok((response.status(), body))
+    let value = match header {
+        "" => None,
+        name => response.headers().get(name).ok().flatten(),
+    };
+    Ok((response.status(), value, body))
 }
 
 /// A JavaScript error as the browser prints it (`TypeError: Failed to fetch`).
@@ -198,4 +226,9 @@ async fn get_json<T>(_url: &str) -> Result<T, ApiError> {
     Err(ApiError {
         error: "built without a way to reach the server".to_string(),
     })
+}
+
+#[cfg(not(any(feature = "hydrate", feature = "ssr")))]
+async fn get_json_and<T>(url: &str, _header: &str) -> Result<(T, Option<String>), ApiError> {
+    get_json(url).await
 }

@@ -160,8 +160,9 @@ fn router_with_dtm(dir: &Path) -> axum::Router {
 
 const KQK: &str = "7K/6Q1/8/8/8/3k4/8/8 w - - 0 1";
 
-/// A damaged, truncated or emptied DTM file: a 500 naming it (never a
-/// wrong value, never a crash), and the server answers the next request;
+/// A damaged, truncated or emptied DTM file: the answer is still the 200
+/// the Syzygy tables give, with `dtm: null` (never a wrong value, never a
+/// crash), and says which file failed in `X-Dtm-Unavailable` (issue 38);
 /// a missing file: `dtm: null`.
 #[tokio::test]
 async fn damaged_and_missing_dtm_files() {
@@ -179,10 +180,20 @@ async fn damaged_and_missing_dtm_files() {
         fs::write(dir.path().join("KQK.egtb.bz"), bytes).expect("written");
         let router = router_with_dtm(dir.path());
         for _ in 0..2 {
-            let (status, body) = common::get_json(&router, &uri("/standard", KQK)).await;
-            assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{what}: {body}");
-            let error = body["error"].as_str().expect("error");
-            assert!(error.contains("KQK.egtb.bz"), "{what}: {error}");
+            let (status, headers, body) =
+                common::get_with_headers(&router, &uri("/standard", KQK), None).await;
+            let body: Value = serde_json::from_slice(&body).expect("JSON");
+            assert_eq!(status, StatusCode::OK, "{what}: {body}");
+            assert_eq!(body["dtm"], Value::Null, "{what}");
+            assert_eq!(body["category"], "win", "{what}");
+            assert!(body["dtz"].as_i64().is_some_and(|d| d > 0), "{what}");
+            let named = headers
+                .get("x-dtm-unavailable")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            assert!(named.starts_with("KQK.egtb.bz;problem="), "{what}: {named}");
+            assert!(named.ends_with(";root"), "{what}: {named}");
+            common::assert_no_path(&body, dir.path());
         }
         // Positions that need no DTM table still answer.
         let (status, _) =
@@ -196,8 +207,30 @@ async fn damaged_and_missing_dtm_files() {
     assert_eq!(body["dtm"], Value::Null);
     assert_eq!(body["category"], "win");
 
+    // A whole file, listed in an MD5SUMS, its block checksums recorded
+    // (`verify --init`).
     let good = tempfile::tempdir().expect("temporary directory");
     fs::write(good.path().join("KQK.egtb.bz"), &original).expect("written");
+    let md5sums = Path::new(env!("CARGO_MANIFEST_DIR")).join("tables-prophet/MD5SUMS");
+    let line = fs::read_to_string(md5sums)
+        .expect("MD5SUMS")
+        .lines()
+        .find(|l| l.ends_with(" KQK.egtb.bz"))
+        .expect("KQK listed")
+        .to_string();
+    fs::write(good.path().join("MD5SUMS"), format!("{line}\n")).expect("written");
+    let summary = server::tier_build::build(
+        &server::tier_build::BuildOptions {
+            prefixes: false,
+            per_directory: true,
+            ..server::tier_build::BuildOptions::new(
+                vec![good.path().to_owned()],
+                good.path().join(".zugzwang"),
+            )
+        },
+        &server::progress::Silent,
+    );
+    assert!(summary.failures.is_empty(), "{:?}", summary.failures);
     let body = standard(&router_with_dtm(good.path()), KQK).await;
     assert_eq!(body["dtm"], 19);
 }

@@ -233,7 +233,11 @@ pub(crate) mod tests {
         let mut pos = PositionInfo::unknown();
         pos.category = category;
         pos.dtm = dtm;
-        TablebaseAnswer { pos, moves }
+        TablebaseAnswer {
+            pos,
+            moves,
+            dtm_unavailable: Vec::new(),
+        }
     }
 
     fn no_chances(_: &MoveInfo) -> Option<usize> {

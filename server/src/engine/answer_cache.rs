@@ -7,6 +7,12 @@
 //! the fullmove number, which never changes an answer (the halfmove clock
 //! does and stays in): otherwise one position asked with many move numbers
 //! fills the cache with copies.
+//!
+//! An answer whose DTM table failed (`dtm_unavailable`: `dtm` null where
+//! the table should have said) is kept [`DEGRADED_TTL`] only: long enough
+//! that a popular position does not re-read a damaged table for every
+//! request, short enough that the whole answer comes back soon after the
+//! table does. It is kept with its reason, so a cached copy still says why.
 
 use std::{
     future::Future,
@@ -15,14 +21,32 @@ use std::{
         Arc,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
+    time::{Duration, Instant},
 };
 
 use app::api::{MainlineAnswer, MainlineStep, MoveInfo, TablebaseAnswer};
 use app::variant::Variant;
-use moka::future::Cache;
+use moka::{Expiry, future::Cache};
 use shakmaty::{EnPassantMode, Position, fen::Epd, variant::VariantPosition};
 
 use super::EngineError;
+
+/// How long an answer whose DTM table failed is kept.
+pub const DEGRADED_TTL: Duration = Duration::from_secs(10);
+
+/// Keeps whole answers until evicted, degraded ones [`DEGRADED_TTL`].
+struct DegradedExpiry;
+
+impl Expiry<String, Arc<TablebaseAnswer>> for DegradedExpiry {
+    fn expire_after_create(
+        &self,
+        _key: &String,
+        answer: &Arc<TablebaseAnswer>,
+        _created_at: Instant,
+    ) -> Option<Duration> {
+        (!answer.dtm_unavailable.is_empty()).then_some(DEGRADED_TTL)
+    }
+}
 
 /// What the cache holds per route; one typed cache each.
 pub struct AnswerCache {
@@ -67,6 +91,7 @@ impl AnswerCache {
                 .weigher(|key: &String, answer: &Arc<TablebaseAnswer>| {
                     weight(key, probe_bytes(answer))
                 })
+                .expire_after(DegradedExpiry)
                 .build(),
             mainlines: Cache::builder()
                 .max_capacity(mainline_bytes)
@@ -207,6 +232,26 @@ mod tests {
         assert_ne!(
             at("4k3/8/8/8/8/8/8/4K2R w - - 0 1"),
             at("4k3/8/8/8/8/8/8/4K2R b - - 0 1")
+        );
+    }
+
+    #[test]
+    fn only_answers_whose_dtm_table_failed_expire() {
+        let mut answer = TablebaseAnswer {
+            pos: app::api::PositionInfo::unknown(),
+            moves: Vec::new(),
+            dtm_unavailable: Vec::new(),
+        };
+        let now = Instant::now();
+        let key = String::new();
+        let whole = Arc::new(answer.clone());
+        assert_eq!(DegradedExpiry.expire_after_create(&key, &whole, now), None);
+        answer.dtm_unavailable =
+            app::api::DtmUnavailable::from_header("KQKR.egtb.bz;problem=damaged;root");
+        let degraded = Arc::new(answer);
+        assert_eq!(
+            DegradedExpiry.expire_after_create(&key, &degraded, now),
+            Some(DEGRADED_TTL)
         );
     }
 

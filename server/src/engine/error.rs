@@ -75,10 +75,11 @@ impl EngineError {
 }
 
 impl EngineError {
-    /// A DTM table that could not be read or is damaged, named by its file.
+    /// A DTM table that could not be read or is damaged, named by its file
+    /// (never its directory: this goes to clients).
     pub fn from_prophet(err: ProphetError) -> EngineError {
         let (path, reason) = match &err {
-            ProphetError::Read { path, source } => {
+            ProphetError::Read { path, source } | ProphetError::Directory { path, source } => {
                 if table_error::is_out_of_descriptors(source) {
                     return EngineError::TooManyOpenFiles {
                         table: file_name(path),

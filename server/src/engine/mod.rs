@@ -6,6 +6,7 @@
 //! threads together.
 
 pub mod answer_cache;
+pub mod dtm_unavailable;
 pub mod error;
 pub mod load_shedding;
 pub mod mainline;
@@ -327,6 +328,12 @@ impl Engine {
     /// The decompressed DTM blocks kept, with their figures.
     pub fn dtm_block_cache(&self) -> &BlockCache {
         self.pool.tables().dtm.block_cache()
+    }
+
+    /// The DTM tables that failed while answering (answers went on without
+    /// `dtm`), with their figures.
+    pub fn dtm_unavailable(&self) -> &dtm_unavailable::DtmUnavailability {
+        self.pool.tables().dtm_unavailable()
     }
 
     /// Materials the DTM tables answer (`KBNvK`), sorted.

@@ -6,7 +6,7 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-use app::api::{Category, MoveInfo, PositionInfo, TablebaseAnswer};
+use app::api::{Category, DtmUnavailable, MoveInfo, PositionInfo, TablebaseAnswer};
 use futures::future::try_join_all;
 use shakmaty::{KnownOutcome, Outcome, Position, variant::VariantPosition};
 use shakmaty_syzygy::{AmbiguousWdl, MaybeRounded};
@@ -20,10 +20,12 @@ use super::{
 };
 
 /// Probes one position; positions outside the loaded tables are `dtz: None`
-/// (the API answers "unknown") and `dtm: None`, unreadable tables are errors.
+/// (the API answers "unknown") and `dtm: None`, unreadable Syzygy tables
+/// are errors; a DTM table that failed leaves `dtm: None` and says so
+/// (`dtm_failure`).
 pub fn probe_position(tables: &Tables, pos: &VariantPosition) -> Result<Probed, EngineError> {
     let dtz = tables.probe_dtz(pos)?;
-    let dtm = tables.probe_dtm(pos)?;
+    let (dtm, dtm_failure) = tables.probe_dtm(pos)?;
     let (variant_win, variant_loss) = match pos.variant_outcome() {
         Outcome::Known(KnownOutcome::Decisive { winner }) => {
             (winner == pos.turn(), winner != pos.turn())
@@ -40,6 +42,7 @@ pub fn probe_position(tables: &Tables, pos: &VariantPosition) -> Result<Probed, 
         dtw_zero: dtw_is_zero(pos, stalemate),
         dtz,
         dtm,
+        dtm_failure: dtm_failure.map(Box::new),
         halfmoves: pos.halfmoves(),
     })
 }
@@ -155,7 +158,9 @@ pub async fn answer(
         played.push((m, info));
     }
 
-    let mut probed = probe_all(pool, memo, positions).await?.into_iter();
+    let probed = probe_all(pool, memo, positions).await?;
+    let dtm_unavailable = dtm_unavailable(&probed);
+    let mut probed = probed.into_iter();
     let root = probed
         .next()
         .ok_or_else(|| EngineError::Internal("the root position was not probed".into()))?;
@@ -179,7 +184,30 @@ pub async fn answer(
     Ok(TablebaseAnswer {
         pos: root.info(category),
         moves,
+        dtm_unavailable,
     })
+}
+
+/// The DTM tables that failed for an answer's positions (the root first,
+/// then the moves'), each table and problem once.
+fn dtm_unavailable(probed: &[Probed]) -> Vec<DtmUnavailable> {
+    let mut list: Vec<DtmUnavailable> = Vec::new();
+    for (i, failure) in probed.iter().enumerate() {
+        let Some(failure) = &failure.dtm_failure else {
+            continue;
+        };
+        let known = list
+            .iter()
+            .any(|u| u.table == failure.table && u.problem == failure.problem);
+        if !known {
+            list.push(DtmUnavailable {
+                table: failure.table.clone(),
+                problem: failure.problem,
+                root: i == 0,
+            });
+        }
+    }
+    list
 }
 
 /// Probes positions, answers in the order given: those the memo has from
@@ -207,7 +235,7 @@ async fn probe_all(
         match pool.try_inline(|tables| probe_position(tables, pos)) {
             Some(probed) => {
                 let probed = probed?;
-                memo.insert(keys[i], probed);
+                memo.insert(keys[i], &probed);
                 answers[i] = Some(probed);
             }
             None => waiting.push(i),
@@ -215,7 +243,7 @@ async fn probe_all(
     }
     if !waiting.is_empty() {
         for (i, probed) in probe_on_pool(pool, positions, waiting).await? {
-            memo.insert(keys[i], probed);
+            memo.insert(keys[i], &probed);
             answers[i] = Some(probed);
         }
     }

@@ -11,7 +11,9 @@
 //! depends on the position alone, not on its clocks (the 50-move outcome is
 //! decided from them afterwards), and the tables do not change while the
 //! server runs, so a value once found stays true. Errors are not kept: a
-//! table that could not be read is tried again.
+//! table that could not be read is tried again; nor is a probe whose DTM
+//! table failed (its `dtm` is unknown, not found), so the table is asked
+//! again once the answer cache lets the position go.
 //!
 //! Keys are 128-bit Zobrist hashes with the variant: two positions share
 //! one with a chance of about 2^-100 over a server's life, where 64 bits
@@ -88,9 +90,12 @@ impl ProbeMemo {
         })
     }
 
-    pub fn insert(&self, key: Key, probed: Probed) {
-        if let Some(cache) = &self.cache {
-            cache.insert(key, probed);
+    /// Keeps what a probe found, unless its DTM table failed.
+    pub fn insert(&self, key: Key, probed: &Probed) {
+        if let Some(cache) = &self.cache
+            && probed.dtm_failure.is_none()
+        {
+            cache.insert(key, probed.clone());
         }
     }
 
@@ -144,9 +149,10 @@ mod tests {
             dtw_zero: false,
             dtz: Some(MaybeRounded::Precise(Dtz(19))),
             dtm: Some(19),
+            dtm_failure: None,
             halfmoves: 0,
         };
-        memo.insert(key, probed);
+        memo.insert(key, &probed);
         let again = memo.get(key, 37).expect("kept");
         assert!(
             matches!(again.dtz, Some(MaybeRounded::Precise(Dtz(19)))),
@@ -156,8 +162,33 @@ mod tests {
         let stats = memo.stats();
         assert_eq!((stats.hits, stats.misses, stats.entries), (1, 1, 1));
         let off = ProbeMemo::new(0);
-        off.insert(key, probed);
+        off.insert(key, &probed);
         assert!(off.get(key, 0).is_none());
         assert_eq!(off.stats(), MemoStats::default());
+    }
+
+    /// A probe whose DTM table failed found no `dtm`: kept, it would stand
+    /// for the truth after the table is readable again.
+    #[test]
+    fn a_probe_whose_dtm_table_failed_is_not_kept() {
+        let memo = ProbeMemo::new(1 << 20);
+        let key = Key::of(&position(Variant::Chess, "8/8/4k3/8/8/8/8/KQ6 w - - 0 1"));
+        let degraded = Probed {
+            checkmate: false,
+            stalemate: false,
+            variant_win: false,
+            variant_loss: false,
+            insufficient_material: false,
+            dtw_zero: false,
+            dtz: Some(MaybeRounded::Precise(Dtz(19))),
+            dtm: None,
+            dtm_failure: Some(Box::new(crate::engine::dtm_unavailable::DtmFailure {
+                table: "KQK.egtb.bz".to_string(),
+                problem: app::api::DtmProblem::Damaged,
+            })),
+            halfmoves: 0,
+        };
+        memo.insert(key, &degraded);
+        assert!(memo.get(key, 0).is_none());
     }
 }

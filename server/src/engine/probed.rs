@@ -4,9 +4,11 @@
 
 use shakmaty_syzygy::{Dtz, MaybeRounded};
 
+use super::dtm_unavailable::DtmFailure;
+
 /// What the tables and the rules say about one position, before the
 /// 50-move-rule category is decided (that needs the clock of the move before).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Probed {
     pub checkmate: bool,
     pub stalemate: bool,
@@ -20,5 +22,8 @@ pub struct Probed {
     pub dtz: Option<MaybeRounded<Dtz>>,
     /// lila's `dtm` (see `engine::tables::Tables::probe_dtm`).
     pub dtm: Option<i32>,
+    /// The DTM table that failed, leaving `dtm` unknown (boxed: nearly
+    /// always `None`, and the memo keeps many of these).
+    pub dtm_failure: Option<Box<DtmFailure>>,
     pub halfmoves: u32,
 }

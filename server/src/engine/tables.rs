@@ -19,11 +19,14 @@ use shakmaty::{
 };
 use shakmaty_syzygy::{Dtz, MaybeRounded, Syzygy, SyzygyError, Tablebase, filesystem::Filesystem};
 
-use super::{EngineError, TableSet};
+use super::{
+    EngineError, TableSet,
+    dtm_unavailable::{DtmFailure, DtmUnavailability},
+};
 use crate::{
     catalog::inventory,
     store::{
-        self,
+        self, context,
         embedded::EmbeddedFilesystem,
         format::{file_name, variant_table_name},
         prophet::{Dtm, ProphetError, ProphetOptions, ProphetTables, Verification},
@@ -110,6 +113,8 @@ pub struct Tables {
     pub antichess: Tablebase<Antichess>,
     /// Depth to mate for standard positions (Prophet tables).
     pub dtm: ProphetTables,
+    /// The DTM tables that failed while answering (answers go on without `dtm`).
+    dtm_unavailable: DtmUnavailability,
     /// File name (e.g. `KQvK.rtbz`) → why it was not loaded. The suffixes
     /// tell the variants apart.
     rejected: HashMap<String, String>,
@@ -163,6 +168,7 @@ impl Tables {
             atomic: Tablebase::with_filesystem(Arc::clone(&sets.atomic.filesystem)),
             antichess: Tablebase::with_filesystem(Arc::clone(&sets.antichess.filesystem)),
             dtm: open_dtm(sets)?,
+            dtm_unavailable: DtmUnavailability::default(),
             rejected: HashMap::new(),
             installed: HashMap::new(),
             table_set: TableSet::of([]),
@@ -271,13 +277,41 @@ impl Tables {
     /// negative when the side to move is mated, 0 for a draw; `None` where
     /// the DTM tables do not answer (not standard chess, castling rights,
     /// no table for the material) and for a checkmated position (0 is the
-    /// draw). A table that cannot be read is an error naming it.
-    pub fn probe_dtm(&self, pos: &VariantPosition) -> Result<Option<i32>, EngineError> {
-        Ok(self.dtm_value(pos)?.and_then(Dtm::lila))
+    /// draw).
+    ///
+    /// A DTM table that failed (damaged, unreadable, skipped at start)
+    /// does not fail the answer: `dtm` is `None` and the failure says
+    /// which table and why (logged and counted, `dtm_unavailable`). Only a
+    /// shortage of file descriptors (503, retry) and a panicking prober
+    /// stay errors.
+    pub fn probe_dtm(
+        &self,
+        pos: &VariantPosition,
+    ) -> Result<(Option<i32>, Option<DtmFailure>), EngineError> {
+        let VariantPosition::Chess(chess) = pos else {
+            return Ok((None, None));
+        };
+        match guarded(Variant::Standard, pos, || self.dtm.probe(chess))? {
+            Ok(value) => Ok((value.and_then(Dtm::lila), None)),
+            // A read refused in the no-wait pass: this attempt is thrown
+            // away and the probe runs again on the pool; nothing failed.
+            Err(err) if context::refused() => Err(EngineError::from_prophet(err)),
+            Err(err) => match self.dtm_unavailable.record(&err) {
+                Some(failure) => Ok((None, Some(failure))),
+                None => Err(EngineError::from_prophet(err)),
+            },
+        }
+    }
+
+    /// The DTM tables that failed while answering, and their figures.
+    pub fn dtm_unavailable(&self) -> &DtmUnavailability {
+        &self.dtm_unavailable
     }
 
     /// The DTM tables' value of a position for its side to move (telling
-    /// a checkmate, `Loss(0)`, apart from a draw).
+    /// a checkmate, `Loss(0)`, apart from a draw); a table that failed is
+    /// an error naming its file (the fastest-mate line cannot go on
+    /// without it).
     pub fn dtm_value(&self, pos: &VariantPosition) -> Result<Option<Dtm>, EngineError> {
         let VariantPosition::Chess(chess) = pos else {
             return Ok(None);

@@ -5,7 +5,10 @@
 use std::{collections::HashMap, sync::Arc};
 
 use app::{
-    api::FASTEST_MATE_PATH,
+    api::{
+        DTM_UNAVAILABLE_HEADER, DtmUnavailable, FASTEST_MATE_PATH, MainlineAnswer, MateLineAnswer,
+        TablebaseAnswer,
+    },
     position::FenError,
     variant::{Variant, parse_variant_fen},
 };
@@ -92,7 +95,7 @@ async fn respond<T, F>(
     answer: impl FnOnce(VariantPosition) -> F,
 ) -> Result<Response, HttpError>
 where
-    T: Serialize,
+    T: ApiAnswer,
     F: Future<Output = Result<Arc<T>, EngineError>>,
 {
     let validator = validator(state, route, &pos, headers);
@@ -135,8 +138,47 @@ fn wants_cbor(headers: &HeaderMap) -> bool {
         .is_some_and(|accept| accept.contains(CBOR))
 }
 
+/// What a route answers: a body in lila-tablebase's shape, and what that
+/// shape has no field for, in headers.
+trait ApiAnswer {
+    /// The response: the body as the client asked for it, and its headers.
+    fn respond(&self, headers: &HeaderMap) -> Response;
+}
+
+/// A position's answer; DTM tables that failed for it are named in
+/// `X-Dtm-Unavailable` (its `dtm` is null where they would have said),
+/// and such an answer is not for keeping (`Validator::stamp`).
+impl ApiAnswer for TablebaseAnswer {
+    fn respond(&self, headers: &HeaderMap) -> Response {
+        let mut response = encode(headers, &self.lila());
+        if let Some(value) = DtmUnavailable::header_value(&self.dtm_unavailable)
+            .and_then(|value| HeaderValue::from_str(&value).ok())
+        {
+            response.headers_mut().insert(DTM_UNAVAILABLE_HEADER, value);
+        }
+        response
+    }
+}
+
+impl ApiAnswer for MainlineAnswer {
+    fn respond(&self, headers: &HeaderMap) -> Response {
+        encode(headers, self)
+    }
+}
+
+impl ApiAnswer for MateLineAnswer {
+    fn respond(&self, headers: &HeaderMap) -> Response {
+        encode(headers, self)
+    }
+}
+
+/// The answer, as the client asked for it.
+fn negotiate<T: ApiAnswer>(headers: &HeaderMap, answer: &T) -> Response {
+    answer.respond(headers)
+}
+
 /// JSON unless the client asks for CBOR.
-fn negotiate<T: Serialize>(headers: &HeaderMap, body: &T) -> Response {
+fn encode<T: Serialize>(headers: &HeaderMap, body: &T) -> Response {
     if !wants_cbor(headers) {
         return Json(body).into_response();
     }

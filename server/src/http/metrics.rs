@@ -25,6 +25,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut out = Exposition::default();
     state.engine.store_metrics().render(&mut out);
     state.engine.dtm_block_cache().render(&mut out);
+    state.engine.dtm_unavailable().render(&mut out);
     if let Some(scrub) = &state.scrub {
         scrub.render(&mut out);
     }

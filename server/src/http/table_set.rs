@@ -18,6 +18,8 @@ use axum::{
 };
 use shakmaty::variant::VariantPosition;
 
+use app::api::DTM_UNAVAILABLE_HEADER;
+
 use crate::engine::{TableSet, answer_cache};
 
 /// The response header naming the table set (`X-Table-Set: <digest>`).
@@ -74,8 +76,16 @@ impl Validator {
         response
     }
 
-    /// ETag, Cache-Control and Vary on a successful answer.
+    /// ETag, Cache-Control and Vary on a successful answer. An answer
+    /// that misses part of itself because a DTM table failed
+    /// (`X-Dtm-Unavailable`) is not the answer of the table set: no ETag
+    /// (a later 304 would vouch for it) and `no-store`.
     pub fn stamp(&self, headers: &mut HeaderMap) {
+        if headers.contains_key(DTM_UNAVAILABLE_HEADER) {
+            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            headers.append(header::VARY, HeaderValue::from_static("accept"));
+            return;
+        }
         if let Ok(etag) = HeaderValue::from_str(&self.etag) {
             headers.insert(header::ETAG, etag);
         }
@@ -136,6 +146,29 @@ mod tests {
             assert_ne!(base, other.etag);
         }
         assert!(base.starts_with(&format!("W/\"{}-", set(1).digest())));
+    }
+
+    #[test]
+    fn an_answer_missing_its_dtm_is_not_for_keeping() {
+        let validator = Validator::new(
+            &set(1),
+            "/standard",
+            &pos("8/8/8/8/8/8/8/K1k5 w - - 0 1"),
+            "json",
+        );
+        let mut whole = HeaderMap::new();
+        validator.stamp(&mut whole);
+        assert!(whole.contains_key(header::ETAG));
+        assert_eq!(whole[header::CACHE_CONTROL], CACHE_CONTROL);
+        let mut degraded = HeaderMap::new();
+        degraded.insert(
+            DTM_UNAVAILABLE_HEADER,
+            HeaderValue::from_static("KQK.egtb.bz;problem=damaged;root"),
+        );
+        validator.stamp(&mut degraded);
+        assert!(!degraded.contains_key(header::ETAG));
+        assert_eq!(degraded[header::CACHE_CONTROL], "no-store");
+        assert_eq!(degraded[header::VARY], "accept");
     }
 
     #[test]

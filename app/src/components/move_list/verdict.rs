@@ -102,8 +102,9 @@ pub fn status_line(
     (text, Outcome::of(answer.pos.category).class())
 }
 
-/// Why a won or lost standard position has no mate in N: its DTM table is
-/// not installed (castling rights are never in DTM tables; say nothing).
+/// Why a won or lost standard position has no mate in N: its DTM table
+/// failed (damaged or unreadable: the server said which), or is not
+/// installed (castling rights are never in DTM tables; say nothing).
 fn missing_dtm(
     pos: &Game,
     answer: &TablebaseAnswer,
@@ -112,6 +113,13 @@ fn missing_dtm(
     let decisive = answer.pos.category.is_win() || answer.pos.category.flip().is_win();
     if !decisive || pos.variant() != Variant::Standard || pos.castles().any() {
         return None;
+    }
+    if let Some(failed) = answer.root_dtm_unavailable() {
+        return Some(format!(
+            "mate in N unknown: the {} DTM table {}",
+            failed.material(),
+            failed.problem.words()
+        ));
     }
     let name = crate::material::table_name(pos.board());
     let installed = installed?;
@@ -165,6 +173,7 @@ mod tests {
         let unknown = TablebaseAnswer {
             pos: crate::api::PositionInfo::unknown(),
             moves: Vec::new(),
+            dtm_unavailable: Vec::new(),
         };
         let installed = InstalledTables::default();
         let (text, class) = status_line(&five, Ok(&unknown), Some(&installed));
@@ -173,6 +182,7 @@ mod tests {
         let mut kbnk = TablebaseAnswer {
             pos: crate::api::PositionInfo::unknown(),
             moves: Vec::new(),
+            dtm_unavailable: Vec::new(),
         };
         kbnk.pos.category = crate::api::Category::Win;
         kbnk.pos.dtm = Some(65);
@@ -187,6 +197,29 @@ mod tests {
         assert_eq!(
             status_line(&start, Ok(&kbnk), Some(&installed)).0,
             "White to move wins · mate in N unknown: no KBNvK DTM table · DTZ 64"
+        );
+        // A DTM table that failed says so, whether or not the list of
+        // installed tables is known.
+        kbnk.dtm_unavailable =
+            crate::api::DtmUnavailable::from_header("KBNK.egtb.bz;problem=damaged;root");
+        for installed in [None, Some(&installed)] {
+            assert_eq!(
+                status_line(&start, Ok(&kbnk), installed).0,
+                "White to move wins · mate in N unknown: the KBNvK DTM table is damaged · DTZ 64"
+            );
+        }
+        kbnk.dtm_unavailable =
+            crate::api::DtmUnavailable::from_header("KBNK.egtb.bz;problem=unchecked;root");
+        assert_eq!(
+            status_line(&start, Ok(&kbnk), None).0,
+            "White to move wins · mate in N unknown: the KBNvK DTM table was never checked · DTZ 64"
+        );
+        // One that failed for moves only leaves the root's words alone.
+        kbnk.dtm_unavailable =
+            crate::api::DtmUnavailable::from_header("KBK.egtb.bz;problem=unreadable");
+        assert_eq!(
+            status_line(&start, Ok(&kbnk), None).0,
+            "White to move wins · DTZ 64"
         );
         let down = NoAnswer::from_message("the server did not answer: TypeError".to_string());
         assert_eq!(status_line(&five, Err(&down), None).1, "error");

@@ -34,21 +34,33 @@ use block_cache::BlockCache;
 use format::TableFile;
 use index::{Layout, Material};
 
+use crate::store::{
+    format::file_name,
+    table_error::{TableIoError, is_out_of_descriptors},
+    tier::read::UNCHECKED_REFUSAL,
+};
+
 /// What went wrong reading a Prophet table; every variant names the file.
+///
+/// A table's error shows its file name only (`KQK.egtb.bz`), as the
+/// store's errors do: it ends up in answers to clients (a fastest-mate
+/// error) and in `/metrics`. The path stays in the variant, for the log
+/// ([`ProphetError::path`]).
 #[derive(Debug, thiserror::Error)]
 pub enum ProphetError {
-    /// The file or directory could not be read.
-    #[error("cannot read the Prophet DTM table {path}: {source}")]
+    /// The file could not be read.
+    #[error("cannot read the Prophet DTM table {}: {source}", file_name(.path))]
     Read {
-        /// The table file or directory.
+        /// The table file.
         path: PathBuf,
         /// The underlying error.
         source: io::Error,
     },
     /// The file is not a valid table for its material.
     #[error(
-        "the Prophet table {path} is damaged: {what}; fetch it again (compare with MD5SUMS) \
-         or remove it"
+        "the Prophet table {} is damaged: {what}; fetch it again (compare with MD5SUMS) \
+         or remove it",
+        file_name(.path)
     )]
     Corrupt {
         /// The table file.
@@ -56,6 +68,58 @@ pub enum ProphetError {
         /// What is wrong with it.
         what: String,
     },
+    /// A table directory could not be listed (at start, before any client
+    /// is answered: the operator's own path is worth showing).
+    #[error("cannot read the Prophet DTM table directory {}: {source}", .path.display())]
+    Directory {
+        /// The directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+impl ProphetError {
+    /// The file (or directory) the error is about, for the log.
+    pub fn path(&self) -> &Path {
+        match self {
+            ProphetError::Read { path, .. }
+            | ProphetError::Corrupt { path, .. }
+            | ProphetError::Directory { path, .. } => path,
+        }
+    }
+
+    /// Whether the table's bytes are wrong (a failed check, a short file,
+    /// a block the store's checksums refuse) rather than unreadable.
+    pub fn is_damage(&self) -> bool {
+        match self {
+            ProphetError::Corrupt { .. } => true,
+            ProphetError::Read { source, .. } => matches!(
+                source.kind(),
+                io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof
+            ),
+            ProphetError::Directory { .. } => false,
+        }
+    }
+
+    /// Whether no file descriptor was left to read the table with: a
+    /// passing shortage, not a fault of the table.
+    pub fn out_of_descriptors(&self) -> bool {
+        matches!(self, ProphetError::Read { source, .. } if is_out_of_descriptors(source))
+    }
+
+    /// Whether the store refused the table because its bytes were never
+    /// checked (no checksums recorded, and no `--allow-unchecked`): not a
+    /// fault of the table, which [`ProphetError::is_damage`] also counts.
+    pub fn is_unchecked(&self) -> bool {
+        let ProphetError::Read { source, .. } = self else {
+            return false;
+        };
+        source
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<TableIoError>())
+            .is_some_and(|e| e.detail == UNCHECKED_REFUSAL)
+    }
 }
 
 /// A value from the tables, for the side to move, in plies.
@@ -186,7 +250,59 @@ struct Table {
 #[derive(Debug, Clone)]
 pub struct Rejected {
     pub path: PathBuf,
+    /// The error that skipped it (naming the file only).
     pub reason: String,
+    /// What a lookup that needs it is told: the same class of error as
+    /// the one that skipped it (damaged, or unreadable), said briefly.
+    cause: RejectedCause,
+}
+
+#[derive(Debug, Clone)]
+enum RejectedCause {
+    Damaged(String),
+    Unreadable(io::ErrorKind, String),
+    /// Refused by the store as never checked (kept apart: it is not damage).
+    Unchecked,
+}
+
+impl Rejected {
+    fn new(path: PathBuf, err: &ProphetError) -> Rejected {
+        let cause = match err {
+            _ if err.is_unchecked() => RejectedCause::Unchecked,
+            ProphetError::Corrupt { what, .. } => RejectedCause::Damaged(what.clone()),
+            ProphetError::Read { source, .. } | ProphetError::Directory { source, .. } => {
+                RejectedCause::Unreadable(source.kind(), source.to_string())
+            }
+        };
+        Rejected {
+            path,
+            reason: err.to_string(),
+            cause,
+        }
+    }
+
+    /// The error of a lookup that needs this file.
+    fn error(&self) -> ProphetError {
+        let path = self.path.clone();
+        match &self.cause {
+            RejectedCause::Damaged(what) => ProphetError::Corrupt {
+                path,
+                what: format!("it was skipped at start: {what}"),
+            },
+            RejectedCause::Unreadable(kind, detail) => ProphetError::Read {
+                path,
+                source: io::Error::new(*kind, format!("it was skipped at start: {detail}")),
+            },
+            RejectedCause::Unchecked => ProphetError::Read {
+                source: TableIoError::quiet(
+                    &path,
+                    io::ErrorKind::InvalidData,
+                    UNCHECKED_REFUSAL.to_string(),
+                ),
+                path,
+            },
+        }
+    }
 }
 
 /// The Prophet tables found in some directories.
@@ -265,8 +381,7 @@ impl ProphetTables {
                     );
                 }
                 Err(err) => {
-                    let reason = err.to_string();
-                    rejected.insert(material, Rejected { path, reason });
+                    rejected.insert(material, Rejected::new(path, &err));
                 }
             }
         }
@@ -365,10 +480,7 @@ impl ProphetTables {
             .get(&material)
             .or_else(|| self.rejected.get(&material.mirrored()))
         {
-            return Err(ProphetError::Corrupt {
-                path: rejected.path.clone(),
-                what: format!("it was skipped at start: {}", rejected.reason),
-            });
+            return Err(rejected.error());
         }
         if depth >= MAX_SEARCH_DEPTH || !self.tables.contains_key(&material.mirrored()) {
             return Ok(None);
@@ -426,10 +538,10 @@ impl Table {
             Some(verdict) => verdict,
             None => match self.file.verify() {
                 Ok(()) => self.verified.get_or_init(|| Ok(())),
-                Err(err @ ProphetError::Read { .. }) => return Err(err),
-                Err(err) => self
-                    .verified
-                    .get_or_init(|| Err(Arc::from(err.to_string()))),
+                Err(ProphetError::Corrupt { what, .. }) => {
+                    self.verified.get_or_init(|| Err(Arc::from(what)))
+                }
+                Err(err) => return Err(err),
             },
         };
         verdict.clone().map_err(|message| ProphetError::Corrupt {
@@ -448,7 +560,7 @@ fn list_tables(
 ) -> Result<(), ProphetError> {
     let entries = filesystem
         .read_dir(dir)
-        .map_err(|source| ProphetError::Read {
+        .map_err(|source| ProphetError::Directory {
             path: dir.to_owned(),
             source,
         })?;
