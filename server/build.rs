@@ -53,12 +53,9 @@ fn check(dir: &str, list: &str, suffixes: &[&str], digest: fn(&[u8]) -> String) 
 }
 
 fn main() {
-    check(
-        "tables",
-        "checksums/sha256",
-        &[".rtbw", ".rtbz"],
-        |b| hex(&<Sha256 as sha2::Digest>::digest(b)),
-    );
+    check("tables", "checksums/sha256", &[".rtbw", ".rtbz"], |b| {
+        hex(&<Sha256 as sha2::Digest>::digest(b))
+    });
     check(
         "tables-atomic",
         "checksums/atomic-3-4-5.md5",

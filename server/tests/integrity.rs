@@ -565,62 +565,78 @@ async fn unreadable_manifest_fails_the_probe_and_is_retried() {
     assert_eq!(answer.pos.category, app::api::Category::Win);
 }
 
-/// `--require-checksums`: no start while tables lack them, and a table
-/// whose checksums go missing later is an error, not served unchecked.
+/// By default a table whose bytes were never checked is refused, naming
+/// what to run; once checked it answers, and a table whose checksums go
+/// missing later is refused again, never served unchecked.
 #[tokio::test]
-async fn require_checksums_refuses_unchecked_tables() {
+async fn unchecked_tables_are_refused_by_default() {
     let slow = copy_of_embedded_tables();
     let config = EngineConfig {
         tables: vec![slow.path().to_path_buf()],
-        store: StoreOptions {
-            require_checksums: true,
-            ..StoreOptions::default()
-        },
         ..EngineConfig::default()
     };
-    let err = Engine::open(&config).err().expect("refused to start");
-    let message = err.to_string();
+    let engine = Engine::open(&config).expect("starts, serving the rest");
+    let err = engine.probe(kqvk_position()).await.unwrap_err();
+    let EngineError::Table { table, reason } = &err else {
+        panic!("{err:?}");
+    };
+    assert!(table.starts_with("KQvK.rtb"), "{table}");
     assert!(
-        message.contains("--require-checksums")
-            && message.contains("70 of 70 tables")
-            && message.contains(&*slow.path().to_string_lossy())
-            && message.contains("verify --init"),
-        "{message}"
+        reason.contains("never checked") && reason.contains("verify --init"),
+        "{reason}"
+    );
+    assert!(
+        !err.to_string().contains(&*slow.path().to_string_lossy()),
+        "{err}"
     );
 
     init_checksums(slow.path());
     let engine = Engine::open(&config).unwrap();
+    engine
+        .probe(kqvk_position())
+        .await
+        .expect("checked tables answer");
     fs::remove_file(
         slow.path()
             .join(INTEGRITY_SUBDIR)
             .join("KQvK.rtbw.manifest"),
     )
     .unwrap();
+    let engine = Engine::open(&config).unwrap();
     let err = engine.probe(kqvk_position()).await.unwrap_err();
-    let EngineError::Table { table, reason } = &err else {
-        panic!("{err:?}");
+    assert!(err.to_string().contains("never checked"), "{err}");
+
+    let allowed = EngineConfig {
+        store: StoreOptions {
+            allow_unchecked: true,
+            ..StoreOptions::default()
+        },
+        ..config
     };
-    assert_eq!(table, "KQvK.rtbw");
-    assert!(reason.contains("--require-checksums"), "{reason}");
+    let engine = Engine::open(&allowed).unwrap();
+    engine
+        .probe(kqvk_position())
+        .await
+        .expect("--allow-unchecked answers");
 }
 
-/// Without `--require-checksums`, unchecked tables are counted per
-/// directory at start and shown on `/metrics`.
+/// Unchecked tables are counted per directory at start and shown on
+/// `/metrics`.
 #[test]
 fn tables_without_checksums_are_counted() {
     let slow = copy_of_embedded_tables();
     let fs = TieredFilesystem::new(TierOptions::default());
-    let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]).unwrap();
+    let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]);
     assert_eq!(uncovered.len(), 1);
     assert_eq!(uncovered[0].unchecked.len(), 70);
     let store = server::store::open(&StoreOptions::default(), &[slow.path().to_path_buf()])
-        .expect("the store opens without checksums");
+        .expect("the store opens, refusing the tables without checksums");
     let mut rendered = Exposition::default();
     store.metrics.render(&mut rendered);
     assert!(rendered.into_string().contains(
         "# TYPE zugzwang_tables_without_checksums gauge\nzugzwang_tables_without_checksums 70\n"
     ));
     init_checksums(slow.path());
-    let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]).unwrap();
+    let uncovered = server::store::coverage::survey(&fs, &[slow.path().to_path_buf()]);
     assert!(uncovered.is_empty(), "{uncovered:?}");
 }

@@ -165,8 +165,7 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
         inventory.dtm = Some(prophet::survey(&args.dtm, args.verify, progress));
     }
     let all_dirs: Vec<PathBuf> = dirs.iter().chain(&args.dtm).cloned().collect();
-    inventory.quarantined =
-        Quarantined::among(&all_dirs, &Quarantine::new(args.state.resolve()));
+    inventory.quarantined = Quarantined::among(&all_dirs, &Quarantine::new(args.state.resolve()));
     if args.json {
         println!("{}", serde_json::to_string_pretty(&inventory)?);
     } else {
@@ -177,8 +176,10 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
             .dtm
             .as_ref()
             .map_or(0, |d| d.damaged.len() + d.unreadable.len());
-        let count =
-            inventory.damaged.len() + inventory.unreadable.len() + inventory.quarantined.len() + dtm;
+        let count = inventory.damaged.len()
+            + inventory.unreadable.len()
+            + inventory.quarantined.len()
+            + dtm;
         return Err(TablesError::Damaged(format!(
             "{count} files or directories"
         )));

@@ -18,6 +18,7 @@ pub mod probe_memo;
 pub mod probed;
 pub mod table_set;
 pub mod tables;
+pub mod unchecked;
 
 use std::{path::PathBuf, sync::Arc};
 
@@ -38,6 +39,7 @@ pub use load_shedding::LoadShedding;
 pub use probe_memo::{MemoStats, ProbeMemo};
 pub use table_set::TableSet;
 pub use tables::{LoadError, LoadedDirectory, TableDirs, TableDirsByVariant, Tables};
+pub use unchecked::UncheckedTables;
 
 use crate::store::{
     self, StoreMetrics, StoreOptions,
@@ -126,6 +128,8 @@ pub struct Engine {
     /// The figures of the store the tables are read through (zero for
     /// embedded tables and for a filesystem handed in by a test).
     store_metrics: Arc<StoreMetrics>,
+    /// Tables served without ever being checked (`--allow-unchecked`).
+    unchecked: Arc<UncheckedTables>,
 }
 
 impl Engine {
@@ -173,6 +177,9 @@ impl Engine {
         };
         let mut engine = Self::with_table_sets(&config, &sets)?;
         if let Some(store) = store {
+            if let (true, Some(unchecked)) = (store.serves_unchecked, &store.unchecked) {
+                engine.unchecked = Arc::new(UncheckedTables::new(unchecked));
+            }
             engine.store_metrics = store.metrics;
         }
         Ok(engine)
@@ -220,12 +227,19 @@ impl Engine {
             memo: ProbeMemo::new(config.memo_bytes),
             directories,
             store_metrics: Arc::default(),
+            unchecked: Arc::default(),
         })
     }
 
     /// The figures of the store the engine's tables are read through.
     pub fn store_metrics(&self) -> &Arc<StoreMetrics> {
         &self.store_metrics
+    }
+
+    /// The unchecked tables served (`--allow-unchecked`): which answers
+    /// depend on one, and how many did.
+    pub fn unchecked_tables(&self) -> &UncheckedTables {
+        &self.unchecked
     }
 
     pub fn directories(&self) -> &[LoadedDirectory] {

@@ -21,11 +21,11 @@ use crate::{
     catalog::whole_file::{hex, read_chunks},
     store::{
         format::{self, file_name},
-        quarantine::Quarantine,
         prophet::{
             ProphetError,
             format::{self as prophet_format, StreamCheck},
         },
+        quarantine::Quarantine,
         tier::{
             INTEGRITY_SUBDIR,
             integrity::{BlockSums, DEFAULT_BLOCK_SIZE, HASH_NAME, block_sum},

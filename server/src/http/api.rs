@@ -27,6 +27,9 @@ use crate::engine::EngineError;
 
 const CBOR: &str = "application/cbor";
 
+/// Says an answer may come from tables served unchecked.
+pub const INTEGRITY: &str = "x-integrity";
+
 /// The two routes of every variant: `/standard`, `/atomic/mainline`, ...
 /// (fixed paths rather than lila's `/{variant}` capture, so they never
 /// shadow the page's own paths).
@@ -102,9 +105,16 @@ where
     if validator.matches(headers) {
         return Ok(validator.not_modified());
     }
+    let unchecked = state.engine.unchecked_tables().touched_by(&pos);
     let (answer, reads) = metrics::counting_reads(answer(pos)).await;
     let mut response = negotiate(headers, answer?.as_ref());
     response.headers_mut().insert(metrics::PROBE_READS, reads);
+    if unchecked {
+        // The answer may come from bytes never checked (--allow-unchecked).
+        response
+            .headers_mut()
+            .insert(INTEGRITY, HeaderValue::from_static("unchecked"));
+    }
     validator.stamp(response.headers_mut());
     Ok(response)
 }

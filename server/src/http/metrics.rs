@@ -24,6 +24,11 @@ use crate::{
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut out = Exposition::default();
     state.engine.store_metrics().render(&mut out);
+    out.counter(
+        "zugzwang_unchecked_answers_total",
+        "Answers that may come from tables never checked against their published digest (--allow-unchecked), marked X-Integrity: unchecked.",
+        state.engine.unchecked_tables().answers(),
+    );
     state.engine.dtm_block_cache().render(&mut out);
     state.engine.dtm_unavailable().render(&mut out);
     if let Some(scrub) = &state.scrub {

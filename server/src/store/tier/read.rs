@@ -450,9 +450,13 @@ impl TieredFile {
         tracing::error!(path = %self.path.display(), "{err}");
         // A record that cannot be written still holds for this process
         // (and the failure is logged there).
+        let reason = format!(
+            "the {}-byte block at offset {offset} does not match its checksum",
+            sums.block_size()
+        );
         let _ = self
             .quarantine
-            .record(&self.path, "a block check on read", &err.problem());
+            .record(&self.path, "a block check on read", &reason);
         err.into_io()
     }
 
