@@ -417,6 +417,19 @@ pub struct InstalledTables {
     /// sorted; standard chess only.
     #[serde(default)]
     pub dtm: Vec<String>,
+    /// Table files of this variant (DTM files with standard chess) a check
+    /// found damaged: the server refuses them until they are replaced.
+    #[serde(default)]
+    pub damaged: Vec<DamagedTable>,
+}
+
+/// A table file the server refuses because a check found it damaged.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct DamagedTable {
+    /// The file, e.g. `KQBvKR.rtbz` or `KQKR.egtb.bz`.
+    pub table: String,
+    /// What is wrong and what found it.
+    pub reason: String,
 }
 
 /// How many of one piece count's published tables are installed.
@@ -549,6 +562,16 @@ impl FromJson for InstalledTables {
             tables: list_field(value, "tables")?,
             pieces: list_field(value, "pieces")?,
             dtm: list_field_or_empty(value, "dtm")?,
+            damaged: list_field_or_empty(value, "damaged")?,
+        })
+    }
+}
+
+impl FromJson for DamagedTable {
+    fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
+        Ok(DamagedTable {
+            table: string_field(value, "table")?,
+            reason: string_field(value, "reason")?,
         })
     }
 }
@@ -711,6 +734,10 @@ mod tests {
                 published: 5,
             }],
             dtm: vec!["KBNvK".to_string()],
+            damaged: vec![DamagedTable {
+                table: "KQvKR.rtbz".to_string(),
+                reason: "damaged (sha256 differs; found by verify)".to_string(),
+            }],
         };
         let json = serde_json::to_string(&tables).expect("serializes");
         assert_eq!(read::<InstalledTables>(&json), Ok(tables));

@@ -133,6 +133,7 @@ mod tests {
             tables,
             pieces: Vec::new(),
             dtm: Vec::new(),
+            damaged: Vec::new(),
         }
     }
 

@@ -249,6 +249,12 @@ fn a_failed_verify_init_quarantines_the_table_across_restarts() {
         "{metrics}"
     );
     assert!(!metrics.contains(dir), "{metrics}");
+    let (_, tables) = get(server.addr, "/tables");
+    let tables: serde_json::Value = serde_json::from_str(&tables).expect("JSON");
+    assert_eq!(tables["damaged"][0]["table"], TABLE, "{tables}");
+    assert!(!tables.to_string().contains(dir), "{tables}");
+    let (_, page) = get(server.addr, "/");
+    assert!(page.contains("KQvKR is damaged"), "the page names it");
     let status = run(&["tables", "status", dir, "--state-dir", setup.state()]);
     assert!(!status.status.success());
     assert!(

@@ -11,7 +11,7 @@ use app::{
 use axum::{Router, http::Uri, response::Redirect, routing::get};
 use leptos::prelude::{LeptosOptions, provide_context};
 
-use super::AppState;
+use super::{AppState, tables::with_damaged};
 use crate::engine::Engine;
 
 /// The page routes plus static files (the WASM bundle, CSS, images; the
@@ -19,7 +19,7 @@ use crate::engine::Engine;
 /// at the best quality, `bundle_compression`).
 /// `installed` is what `GET /tables` answers, handed to the page as context.
 pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> Router<AppState> {
-    let installed = InstalledByVariant(Arc::new(installed));
+    let engine = Arc::clone(&state.engine);
     // Rendering runs the app, which may spawn tasks: with no executor set
     // they would be dropped. Set the tokio one; a second call is a harmless
     // no-op.
@@ -34,7 +34,13 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
     let render = leptos_axum::render_app_async_with_context(
         move || {
             provide_context(source.clone());
-            provide_context(installed.clone());
+            // The damaged tables as of this request: a check may find one
+            // at any time.
+            let current = installed
+                .iter()
+                .map(|(variant, tables)| (*variant, with_damaged(&engine, *variant, tables)))
+                .collect();
+            provide_context(InstalledByVariant(Arc::new(current)));
         },
         move || shell(options.clone(), style.clone()),
     );

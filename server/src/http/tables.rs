@@ -1,52 +1,54 @@
 //! `GET /tables[?variant=atomic]`: which tables of a variant this server
 //! has installed, so the page can name the table an unknown move needs and
-//! say how complete each piece count is. Not part of lila's API; it changes
-//! only with a restart.
+//! say how complete each piece count is, and which it refuses as damaged.
+//! Not part of lila's API; the installed tables change only with a
+//! restart, the damaged ones whenever a check finds one.
 
 use std::{collections::HashMap, sync::Arc};
 
 use app::{
-    api::{InstalledTables, PieceCoverage},
+    api::{DamagedTable, InstalledTables, PieceCoverage},
     variant::Variant,
 };
 use axum::{
-    body::Bytes,
-    extract::Query,
-    http::header,
+    Json,
+    extract::{Query, State},
     response::{IntoResponse, Response},
     routing::{MethodRouter, get},
 };
 
 use super::{AppState, error::HttpError};
-use crate::{catalog, engine::Engine};
+use crate::{
+    catalog,
+    engine::Engine,
+    store::{format::variant_of_name, prophet::format as prophet_format},
+};
 
-/// `GET /tables`, answered with the JSON written once per variant when the
-/// routes are made (the lists change only with a restart). Without a
-/// `variant` parameter it answers for standard chess.
+/// `GET /tables`, from the lists made when the routes are made and the
+/// damaged tables known now. Without a `variant` parameter it answers for
+/// standard chess.
 pub fn route(installed: &HashMap<Variant, InstalledTables>) -> MethodRouter<AppState> {
-    let bodies: Arc<HashMap<Variant, Bytes>> = Arc::new(
-        installed
-            .iter()
-            .map(|(variant, tables)| {
-                let json = serde_json::to_vec(tables).unwrap_or_default();
-                (*variant, Bytes::from(json))
-            })
-            .collect(),
-    );
-    get(move |Query(query): Query<HashMap<String, String>>| {
-        let bodies = Arc::clone(&bodies);
-        async move { answer(&bodies, &query) }
-    })
+    let installed = Arc::new(installed.clone());
+    get(
+        move |State(state): State<AppState>, Query(query): Query<HashMap<String, String>>| {
+            let installed = Arc::clone(&installed);
+            async move { answer(&state.engine, &installed, &query) }
+        },
+    )
 }
 
-fn answer(bodies: &HashMap<Variant, Bytes>, query: &HashMap<String, String>) -> Response {
+fn answer(
+    engine: &Engine,
+    installed: &HashMap<Variant, InstalledTables>,
+    query: &HashMap<String, String>,
+) -> Response {
     let variant = match query.get("variant").map(|v| v.parse::<Variant>()) {
         None => Variant::Standard,
         Some(Ok(variant)) => variant,
         Some(Err(err)) => return HttpError::from(err).into_response(),
     };
-    let body = bodies.get(&variant).cloned().unwrap_or_default();
-    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+    let tables = installed.get(&variant).cloned().unwrap_or_default();
+    Json(with_damaged(engine, variant, &tables)).into_response()
 }
 
 /// Every variant's installed tables, for `GET /tables` and the page.
@@ -88,5 +90,36 @@ fn installed_tables(engine: &Arc<Engine>, variant: Variant) -> InstalledTables {
         tables,
         pieces,
         dtm,
+        damaged: Vec::new(),
+    }
+}
+
+/// The installed tables with the damaged ones found so far (a scrub or a
+/// read may find one at any time), named by file: Prophet files with
+/// standard chess.
+pub fn with_damaged(
+    engine: &Engine,
+    variant: Variant,
+    installed: &InstalledTables,
+) -> InstalledTables {
+    let damaged = engine
+        .store_metrics()
+        .quarantine
+        .records()
+        .into_iter()
+        .filter(|record| {
+            let of = variant_of_name(&record.table).or_else(|| {
+                prophet_format::is_table_name(&record.table).then_some(Variant::Standard)
+            });
+            of == Some(variant)
+        })
+        .map(|record| DamagedTable {
+            reason: record.refusal(),
+            table: record.table,
+        })
+        .collect();
+    InstalledTables {
+        damaged,
+        ..installed.clone()
     }
 }

@@ -15,6 +15,20 @@ pub fn coverage_text(c: &PieceCoverage) -> String {
     format!("{} pieces: {state}", c.pieces)
 }
 
+/// What a player (or the self-hoster) is told of a table the server
+/// refuses: which, and what replaces it.
+pub fn damaged_text(file: &str) -> String {
+    let stem = file.split('.').next().unwrap_or(file);
+    let name = if file.ends_with(".egtb.bz") {
+        format!("The {stem} depth-to-mate table")
+    } else {
+        stem.to_string()
+    };
+    format!(
+        "{name} is damaged: its answers are refused until it is replaced; run `zugzwang tables fetch` (with `--only {stem}`) to replace it"
+    )
+}
+
 #[component]
 pub fn InstalledTables(tables: TablesResource) -> impl IntoView {
     let body = move || {
@@ -24,7 +38,19 @@ pub fn InstalledTables(tables: TablesResource) -> impl IntoView {
                     view! { <p class="no-moves">"The server did not say which tables it has."</p> },
                 );
             };
+            let damaged = installed
+                .damaged
+                .iter()
+                .map(|d| {
+                    view! {
+                        <p class="damaged" title=d.reason.clone()>
+                            {damaged_text(&d.table)}
+                        </p>
+                    }
+                })
+                .collect_view();
             Either::Right(view! {
+                {damaged}
                 <ul>
                     {installed
                         .pieces
@@ -55,6 +81,17 @@ pub fn InstalledTables(tables: TablesResource) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_damaged_tables_and_what_replaces_them() {
+        assert_eq!(
+            damaged_text("KQBvKR.rtbz"),
+            "KQBvKR is damaged: its answers are refused until it is replaced; run `zugzwang tables fetch` (with `--only KQBvKR`) to replace it"
+        );
+        assert!(
+            damaged_text("KQKR.egtb.bz").starts_with("The KQKR depth-to-mate table is damaged")
+        );
+    }
 
     #[test]
     fn complete_partial_and_none() {
