@@ -76,9 +76,12 @@ fn init_target(args: &VerifyArgs, dir: &Path, state_dir: Option<&Path>) -> (Path
         return (to.clone(), false);
     }
     let beside = dir.join(INTEGRITY_SUBDIR);
-    let probe = beside.join(format!(".write-test.{}", std::process::id()));
-    let writable = std::fs::create_dir_all(&beside).is_ok() && std::fs::write(&probe, b"").is_ok();
-    let _ = std::fs::remove_file(&probe);
+    let writable = is_writable_dir(dir) && {
+        let probe = beside.join(format!(".write-test.{}", std::process::id()));
+        let ok = std::fs::create_dir_all(&beside).is_ok() && std::fs::write(&probe, b"").is_ok();
+        let _ = std::fs::remove_file(&probe);
+        ok
+    };
     match (writable, state_dir) {
         (false, Some(state)) => {
             let to = state.join(STATE_CHECKSUMS_SUBDIR);
@@ -93,6 +96,12 @@ fn init_target(args: &VerifyArgs, dir: &Path, state_dir: Option<&Path>) -> (Path
         // where `serve` finds them.
         _ => (beside, true),
     }
+}
+
+/// Whether `dir` is meant to be written: a directory without any write
+/// permission is read-only, also for root, who could write it anyway.
+fn is_writable_dir(dir: &Path) -> bool {
+    std::fs::metadata(dir).is_ok_and(|meta| !meta.permissions().readonly())
 }
 
 /// `verify --init`: checksums recorded for every table that matches its

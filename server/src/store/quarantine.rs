@@ -175,7 +175,13 @@ impl Quarantine {
         };
         self.known().insert(path.to_path_buf(), record.clone());
         self.generation.fetch_add(1, Ordering::Relaxed);
-        let mut tried = vec![beside(path)];
+        // A table directory without write permission is read-only, also
+        // for root, who could write it anyway.
+        let dir_writable = path
+            .parent()
+            .and_then(|dir| fs::metadata(dir).ok())
+            .is_some_and(|meta| !meta.permissions().readonly());
+        let mut tried: Vec<PathBuf> = dir_writable.then(|| beside(path)).into_iter().collect();
         tried.extend(self.in_state_dir(path, &identity));
         let mut last = None;
         for target in tried {
