@@ -29,7 +29,7 @@ use crate::{
     progress::Progress,
     store::{
         format::{self, TableKind, TableLayout, file_name},
-        prophet::format as prophet_format,
+        prophet::{ProphetError, format as prophet_format},
         quarantine::Quarantine,
         tier::{
             INTEGRITY_SUBDIR,
@@ -166,7 +166,16 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
     for path in format::table_files(&options.from, &mut summary.failures) {
         match format::parse_file(&path) {
             Ok(layout) => work.push(Work::new(path, layout, None, options)),
-            Err(err) => summary.failures.push((file_name(&path), err.to_string())),
+            Err(err) => {
+                // A published table that does not parse (truncated, a
+                // wrong magic or header) is damaged, not merely unreadable.
+                let damaged = !matches!(err, format::FormatError::Io { .. })
+                    && published::PublishedDigest::of(&file_name(&path)).is_some();
+                if damaged {
+                    summary.damaged.push((path.clone(), err.to_string()));
+                }
+                summary.failures.push((file_name(&path), err.to_string()));
+            }
         }
     }
     let prophet = dtm::find(&options.from);
@@ -174,7 +183,13 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
     for (path, listed) in prophet.files {
         match prophet_format::layout(&path) {
             Ok(layout) => work.push(Work::new(path, layout, listed, options)),
-            Err(err) => summary.failures.push((file_name(&path), err.to_string())),
+            Err(err) => {
+                // A listed file that does not parse is damaged.
+                if listed.is_some() && matches!(err, ProphetError::Corrupt { .. }) {
+                    summary.damaged.push((path.clone(), err.to_string()));
+                }
+                summary.failures.push((file_name(&path), err.to_string()));
+            }
         }
     }
     for item in &work {

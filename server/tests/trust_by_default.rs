@@ -273,6 +273,25 @@ fn a_failed_verify_init_quarantines_the_table_across_restarts() {
 }
 
 #[test]
+fn a_truncated_table_found_by_verify_init_is_quarantined() {
+    let setup = Setup::new();
+    let len = fs::metadata(setup.table()).expect("stat").len();
+    fs::File::options()
+        .write(true)
+        .open(setup.table())
+        .and_then(|f| f.set_len(len - 1000))
+        .expect("truncate");
+    let dir = setup.dir().to_str().expect("utf-8");
+    let init = run(&["verify", "--init", dir, "--state-dir", setup.state()]);
+    assert!(!init.status.success(), "{}", text(&init));
+    assert!(text(&init).contains("QUARANTINED"), "{}", text(&init));
+    let server = setup.serve(&["--allow-unchecked"]);
+    assert!(setup.check(&server) < setup.fens.len() / 4);
+    let (_, body) = get(server.addr, &format!("/standard?fen={}", setup.fens[1]));
+    assert!(body.contains("damaged") && body.contains(TABLE), "{body}");
+}
+
+#[test]
 fn a_failed_tier_build_quarantines_the_table() {
     let setup = Setup::new();
     flip_every_4k(&setup.table());
@@ -436,18 +455,16 @@ impl DtmSetup {
     fn serve(&self) -> Server {
         serve(&["--dtm", self.dir(), "--state-dir", self.state()])
     }
+
+    fn verify_init(&self) -> Output {
+        run(&["verify", "--init", self.dir(), "--state-dir", self.state()])
+    }
 }
 
 #[test]
 fn swapped_prophet_blocks_after_a_good_verify_init_cost_only_dtm() {
     let setup = DtmSetup::new();
-    let init = run(&[
-        "verify",
-        "--init",
-        setup.dir(),
-        "--state-dir",
-        setup.state(),
-    ]);
+    let init = setup.verify_init();
     assert!(init.status.success(), "{}", text(&init));
     swap_first_two_blocks(&setup.dtm.path().join("KQKR.egtb.bz"));
     let server = setup.serve();
@@ -468,13 +485,7 @@ fn prophet_files_without_md5sums_are_unchecked_and_cost_only_dtm() {
         "{}",
         text(&verify)
     );
-    let init = run(&[
-        "verify",
-        "--init",
-        setup.dir(),
-        "--state-dir",
-        setup.state(),
-    ]);
+    let init = setup.verify_init();
     assert!(!init.status.success(), "{}", text(&init));
     let server = setup.serve();
     let got = answers(server.addr, &setup.fens);
@@ -485,13 +496,7 @@ fn prophet_files_without_md5sums_are_unchecked_and_cost_only_dtm() {
 #[test]
 fn truncated_and_flipped_prophet_files_cost_only_dtm() {
     let setup = DtmSetup::new();
-    let init = run(&[
-        "verify",
-        "--init",
-        setup.dir(),
-        "--state-dir",
-        setup.state(),
-    ]);
+    let init = setup.verify_init();
     assert!(init.status.success(), "{}", text(&init));
     flip_every_4k(&setup.dtm.path().join("KQKR.egtb.bz"));
     let kqk = setup.dtm.path().join("KQK.egtb.bz");

@@ -47,6 +47,7 @@ use super::{
     context,
     format::file_name,
     metrics::{ReadMetrics, Tier},
+    quarantine::{Quarantine, Watch},
 };
 use crate::exposition::Exposition;
 
@@ -335,6 +336,8 @@ pub struct ChunkCachedFilesystem {
     data: Arc<ChunkCache>,
     /// The store's read counters, where hits count as reads from memory.
     reads: Arc<ReadMetrics>,
+    /// Tables found damaged: their kept chunks are not served either.
+    quarantine: Option<Arc<Quarantine>>,
 }
 
 impl ChunkCachedFilesystem {
@@ -349,7 +352,16 @@ impl ChunkCachedFilesystem {
             cache,
             data,
             reads,
+            quarantine: None,
         }
+    }
+
+    /// Refuses the kept chunks of a table once it is quarantined, as the
+    /// layer below refuses its reads: a verdict holds for every read.
+    #[must_use]
+    pub fn with_quarantine(mut self, quarantine: Arc<Quarantine>) -> Self {
+        self.quarantine = Some(quarantine);
+        self
     }
 
     pub fn cache(&self) -> &Arc<ChunkCache> {
@@ -381,6 +393,10 @@ impl Filesystem for ChunkCachedFilesystem {
             cache: Arc::clone(&self.cache),
             data: Arc::clone(&self.data),
             reads: Arc::clone(&self.reads),
+            watch: self
+                .quarantine
+                .as_ref()
+                .map(|quarantine| Watch::new(Arc::clone(quarantine), path)),
         }))
     }
 }
@@ -392,12 +408,16 @@ struct ChunkCachedFile {
     cache: Arc<ChunkCache>,
     data: Arc<ChunkCache>,
     reads: Arc<ReadMetrics>,
+    watch: Option<Watch>,
 }
 
 impl ChunkCachedFile {
     /// Serves a read from the cache that keeps its kind, if that cache
     /// keeps anything; false leaves the read to the layer below.
     fn read_cached(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<bool> {
+        if let Some(watch) = &self.watch {
+            watch.check()?;
+        }
         if hint == ReadHint::SparseIndex {
             context::begin_lookup();
         }

@@ -284,7 +284,8 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
         Arc::clone(&metrics.index_cache),
         Arc::clone(&metrics.data_cache),
         Arc::clone(&metrics.reads),
-    );
+    )
+    .with_quarantine(Arc::clone(&quarantine));
     let unchecked = uncovered
         .into_iter()
         .flat_map(|u| u.unchecked)

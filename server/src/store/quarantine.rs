@@ -20,7 +20,7 @@ use std::{
     os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
     sync::{
-        Mutex, MutexGuard,
+        Arc, Mutex, MutexGuard,
         atomic::{AtomicU64, Ordering},
     },
     time::{SystemTime, UNIX_EPOCH},
@@ -123,9 +123,25 @@ impl Record {
 pub struct Quarantine {
     state_dir: Option<PathBuf>,
     /// Records this process wrote or found, by the table's path.
-    known: Mutex<HashMap<PathBuf, Record>>,
+    known: Mutex<HashMap<PathBuf, Known>>,
     /// Bumped with every new record, so open tables notice one cheaply.
     generation: AtomicU64,
+}
+
+/// A record this process holds, and the file it lies in (`None`: it could
+/// not be written), so that a record removed by `zugzwang verify` in
+/// another process lifts the refusal here too.
+#[derive(Debug, Clone)]
+struct Known {
+    record: Record,
+    stored: Option<PathBuf>,
+}
+
+impl Known {
+    /// Whether another process removed the record's file.
+    fn cleared_elsewhere(&self) -> bool {
+        self.stored.as_ref().is_some_and(|file| !file.exists())
+    }
 }
 
 /// Where a record of the table at `path` lies beside it.
@@ -144,8 +160,22 @@ impl Quarantine {
         }
     }
 
-    fn known(&self) -> MutexGuard<'_, HashMap<PathBuf, Record>> {
+    fn known(&self) -> MutexGuard<'_, HashMap<PathBuf, Known>> {
         self.known.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The record this process holds for `path`, unless another process
+    /// has removed its file since (then it is forgotten here too).
+    fn held(&self, path: &Path) -> Option<Record> {
+        let mut known = self.known();
+        let held = known.get(path)?;
+        if held.cleared_elsewhere() {
+            known.remove(path);
+            self.generation.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(path = %path.display(), "{}: quarantine record removed by another process; served again", file_name(path));
+            return None;
+        }
+        Some(held.record.clone())
     }
 
     /// Where a record of the table at `path` lies in the state directory.
@@ -173,7 +203,11 @@ impl Quarantine {
                 .map_or(0, |d| d.as_secs()),
             identity,
         };
-        self.known().insert(path.to_path_buf(), record.clone());
+        let held = Known {
+            record: record.clone(),
+            stored: None,
+        };
+        self.known().insert(path.to_path_buf(), held);
         self.generation.fetch_add(1, Ordering::Relaxed);
         // A table directory without write permission is read-only, also
         // for root, who could write it anyway.
@@ -187,6 +221,9 @@ impl Quarantine {
         for target in tried {
             match write_record(&target, &record.render(path)) {
                 Ok(()) => {
+                    if let Some(held) = self.known().get_mut(path) {
+                        held.stored = Some(target.clone());
+                    }
                     tracing::error!(path = %path.display(), record = %target.display(), "{} quarantined: {}", record.table, record.reason);
                     return Ok(target);
                 }
@@ -221,17 +258,21 @@ impl Quarantine {
     /// (`meta`), from this process's memory or from disk.
     pub fn find(&self, path: &Path, meta: &Metadata) -> Option<Record> {
         let identity = Identity::of(meta);
-        if let Some(record) = self.known().get(path) {
-            return (record.identity == identity).then(|| record.clone());
+        if let Some(record) = self.held(path) {
+            return (record.identity == identity).then_some(record);
         }
         let mut places = vec![beside(path)];
         places.extend(self.in_state_dir(path, &identity));
-        let record = places
-            .iter()
-            .filter_map(|place| fs::read_to_string(place).ok())
-            .filter_map(|text| Record::parse(&text))
-            .find(|record| record.identity == identity)?;
-        self.known().insert(path.to_path_buf(), record.clone());
+        let (place, record) = places
+            .into_iter()
+            .filter_map(|place| Some((place.clone(), fs::read_to_string(&place).ok()?)))
+            .filter_map(|(place, text)| Some((place, Record::parse(&text)?)))
+            .find(|(_, record)| record.identity == identity)?;
+        let held = Known {
+            record: record.clone(),
+            stored: Some(place),
+        };
+        self.known().insert(path.to_path_buf(), held);
         Some(record)
     }
 
@@ -249,7 +290,7 @@ impl Quarantine {
     /// The refusal for a table this process knows to be quarantined
     /// (no disk access: for reads of tables already open).
     pub fn known_refusal(&self, path: &Path) -> Option<io::Error> {
-        let record = self.known().get(path)?.refusal();
+        let record = self.held(path)?.refusal();
         Some(TableIoError::quiet(
             path,
             io::ErrorKind::InvalidData,
@@ -263,10 +304,47 @@ impl Quarantine {
 
     /// The records this process knows, sorted by table.
     pub fn records(&self) -> Vec<Record> {
-        let mut records: Vec<Record> = self.known().values().cloned().collect();
+        let paths: Vec<PathBuf> = self.known().keys().cloned().collect();
+        let mut records: Vec<Record> = paths.iter().filter_map(|p| self.held(p)).collect();
         records.sort_by(|a, b| a.table.cmp(&b.table));
         records.dedup_by(|a, b| a.table == b.table);
         records
+    }
+}
+
+/// What an open table checks before each read: whether the table was
+/// quarantined since (by a read of another handle, the scrub), so no
+/// later read of it is served, cached chunks included.
+#[derive(Debug)]
+pub struct Watch {
+    quarantine: Arc<Quarantine>,
+    path: PathBuf,
+    /// The quarantine's generation when the table was last found clear.
+    seen: AtomicU64,
+}
+
+impl Watch {
+    pub fn new(quarantine: Arc<Quarantine>, path: &Path) -> Watch {
+        let seen = AtomicU64::new(quarantine.generation());
+        Watch {
+            quarantine,
+            path: path.to_path_buf(),
+            seen,
+        }
+    }
+
+    /// The refusal once the table is quarantined; one atomic load while
+    /// nothing was recorded since the last check.
+    pub fn check(&self) -> io::Result<()> {
+        let now = self.quarantine.generation();
+        if now == self.seen.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let Some(refused) = self.quarantine.known_refusal(&self.path) {
+            return Err(refused);
+        }
+        self.seen.store(now, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -314,6 +392,25 @@ mod tests {
         let path = table(tmp.path());
         let meta = fs::metadata(&path).expect("stat");
         assert!(Quarantine::default().find(&path, &meta).is_none());
+    }
+
+    #[test]
+    fn a_record_removed_by_another_process_lifts_the_refusal_here() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = table(tmp.path());
+        let serving = Arc::new(Quarantine::default());
+        let watch = Watch::new(Arc::clone(&serving), &path);
+        serving
+            .record(&path, "a block check on read", "bad block")
+            .expect("recorded");
+        assert!(watch.check().is_err(), "an open table is refused at once");
+        assert!(watch.check().is_err(), "and stays refused");
+        // `zugzwang verify` in another process finds it whole.
+        assert!(Quarantine::default().clear(&path));
+        assert!(watch.check().is_ok());
+        let meta = fs::metadata(&path).expect("stat");
+        assert!(serving.find(&path, &meta).is_none());
+        assert!(serving.records().is_empty());
     }
 
     #[test]

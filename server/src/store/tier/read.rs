@@ -17,7 +17,6 @@ use std::{
     cell::RefCell,
     fs, io,
     path::{Path, PathBuf},
-    sync::atomic::AtomicU64,
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
@@ -40,7 +39,7 @@ use crate::store::{
     handles::HandlePool,
     metrics::{ReadMetrics, Tier},
     pread::{PreadFile, PreadFilesystem},
-    quarantine::Quarantine,
+    quarantine::{Quarantine, Watch},
     table_error::{self, TableIoError},
 };
 
@@ -315,7 +314,6 @@ impl TieredFilesystem {
     fn open_table(&self, path: &Path, meta: &fs::Metadata) -> io::Result<TieredFile> {
         let slow = self.slow.open_pread(path)?;
         let table: Arc<str> = file_name(path).into();
-        let generation = self.quarantine.generation();
         let entry = self.entry(path, &table, meta)?;
         Ok(TieredFile {
             path: path.to_path_buf(),
@@ -327,7 +325,7 @@ impl TieredFilesystem {
             fast_len: entry.fast_len,
             sums: entry.sums,
             quarantine: Arc::clone(&self.quarantine),
-            quarantine_seen: AtomicU64::new(generation),
+            watch: Watch::new(Arc::clone(&self.quarantine), path),
             metrics: Arc::clone(&self.metrics),
         })
     }
@@ -391,11 +389,10 @@ struct TieredFile {
     /// Cleared when the prefix turns out damaged or unreadable.
     prefix_ok: AtomicBool,
     sums: Option<Arc<BlockChecker>>,
-    /// Where a block that fails its checksum is recorded, and where a
-    /// verdict found elsewhere (the scrub) comes from.
+    /// Where a block that fails its checksum is recorded.
     quarantine: Arc<Quarantine>,
-    /// The quarantine's generation when this table was last found clear.
-    quarantine_seen: AtomicU64,
+    /// Refuses reads once the table is quarantined (also by the scrub).
+    watch: Watch,
     metrics: Arc<ReadMetrics>,
 }
 
@@ -460,21 +457,6 @@ impl TieredFile {
         err.into_io()
     }
 
-    /// Refuses reads once the table was quarantined (by a read of this
-    /// file, another handle or the scrub); one atomic load while nothing
-    /// was.
-    fn check_quarantine(&self) -> io::Result<()> {
-        let now = self.quarantine.generation();
-        if now == self.quarantine_seen.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        if let Some(refused) = self.quarantine.known_refusal(&self.path) {
-            return Err(refused);
-        }
-        self.quarantine_seen.store(now, Ordering::Relaxed);
-        Ok(())
-    }
-
     /// Reads `buf.len()` bytes at `offset` (within the file), from the fast
     /// tier below `fast_end` and the slow tier above, checking whole blocks
     /// when checksums are known.
@@ -522,7 +504,7 @@ impl TieredFile {
 
 impl RandomAccessFile for TieredFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<usize> {
-        self.check_quarantine()?;
+        self.watch.check()?;
         if offset >= self.file_size {
             return Ok(0);
         }
