@@ -12,7 +12,11 @@
 #                  build, built if missing)
 #   LOG            request log (default ../shared/workloads/explore-34.txt,
 #                  else the excerpt in server/tests/fixtures)
-#   TABLES         table directory for the replicas (default: embedded 3-4)
+#   TABLES         table directory for the replicas (default: embedded 3-4);
+#                  its tables must be checked first (`zugzwang verify --init
+#                  DIR`, with STATE_DIR for read-only tables), else they are
+#                  refused
+#   STATE_DIR      passed as --state-dir where TABLES' checksums are kept
 #   CLIENTS=12     parallel clients of `zugzwang-bench replay`
 #   BEFORE=5000    requests replayed before the failure phase
 #   DURING=10000   requests of the failure phase: one replica is killed
@@ -147,6 +151,9 @@ start_replica() {
     local args=(serve --bind "127.0.0.1:$port")
     if [ -n "${TABLES:-}" ]; then
         args+=(--tables "$TABLES")
+    fi
+    if [ -n "${STATE_DIR:-}" ]; then
+        args+=(--state-dir "$STATE_DIR")
     fi
     "$bin" "${args[@]}" >>"$work/$run-replica-$port.log" 2>&1 &
     replica_pid[$port]=$!
