@@ -89,11 +89,11 @@ pub fn fetch_command(variant: Variant, table: &str) -> String {
 }
 
 /// Public mirrors of a variant's tables up to a piece count, as the lichess
-/// mirror lays them out (README, "Atomic and antichess"); every directory a
-/// table and its dependencies may lie in, since `tables fetch` asks the
-/// next `--from` for a file the first lacks. Standard 7-piece tables are
-/// split over many directories there, so they are left for the host to
-/// name.
+/// mirror lays them out (server/docs/operations.md, "Atomic and antichess
+/// tables"); every directory a table and its dependencies may lie in, since
+/// `tables fetch` asks the next `--from` for a file the first lacks.
+/// Standard 7-piece tables are split over many directories there, so they
+/// are left for the host to name.
 fn mirrors_for(variant: Variant, pieces: usize) -> &'static [&'static str] {
     match (variant, pieces) {
         (Variant::Standard, 0..=5) => &["https://tablebase.lichess.ovh/tables/standard/3-4-5"],
