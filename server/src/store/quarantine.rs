@@ -138,9 +138,13 @@ struct Known {
 }
 
 impl Known {
-    /// Whether another process removed the record's file.
+    /// Whether another process removed the record's file. Only "not
+    /// found" says so: a record that cannot be looked at for a moment (no
+    /// descriptor, no permission) still holds.
     fn cleared_elsewhere(&self) -> bool {
-        self.stored.as_ref().is_some_and(|file| !file.exists())
+        self.stored.as_ref().is_some_and(|file| {
+            fs::metadata(file).is_err_and(|err| err.kind() == io::ErrorKind::NotFound)
+        })
     }
 }
 
