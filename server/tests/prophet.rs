@@ -47,7 +47,7 @@ fn kbnk_longest_mate_is_65_plies() {
     };
     assert_eq!(tables.len(), 66, "{:?}", tables.names());
     let pos = position("8/8/8/8/8/7B/8/Nk5K w - - 0 1");
-    assert_eq!(tables.probe_dtm(&pos).unwrap(), Some(65));
+    assert_eq!(tables.probe(&pos).unwrap().and_then(Dtm::lila), Some(65));
     assert_eq!(tables.probe(&pos).unwrap(), Some(Dtm::Win(65)));
 }
 
@@ -71,7 +71,10 @@ fn fixture_kqk_and_one_sided_search() {
     let dir = kqk_dir("KQK.egtb.bz", None);
     let tables = ProphetTables::open(&[dir.path().to_owned()], fs()).unwrap();
     let longest = position("7K/6Q1/8/8/8/3k4/8/8 w - - 0 1");
-    assert_eq!(tables.probe_dtm(&longest).unwrap(), Some(19));
+    assert_eq!(
+        tables.probe(&longest).unwrap().and_then(Dtm::lila),
+        Some(19)
+    );
     // Black to move against KQ: only KQK (White to move) exists.
     let kkq = [
         "7K/6Q1/8/8/8/8/2k5/8 b - - 0 1",
@@ -95,7 +98,7 @@ fn fixture_kqk_and_one_sided_search() {
         if pos.is_checkmate() {
             assert_eq!(searched, Some(Dtm::Loss(0)), "{fen}");
             assert_eq!(
-                tables.probe_dtm(&pos).unwrap(),
+                tables.probe(&pos).unwrap().and_then(Dtm::lila),
                 None,
                 "lila gives no dtm when mated"
             );
@@ -134,7 +137,7 @@ fn longest_mates_of_prophets_csv() {
         let pos = position(fen);
         let expected: i32 = dtm.parse().unwrap();
         assert_eq!(
-            tables.probe_dtm(&pos).unwrap(),
+            tables.probe(&pos).unwrap().and_then(Dtm::lila),
             Some(expected),
             "{id}: {fen}"
         );

@@ -452,15 +452,6 @@ impl ProphetTables {
         tables.into_iter().try_for_each(|table| table.file.verify())
     }
 
-    /// The depth to mate of `pos` as lila's API gives it: plies, positive
-    /// when the side to move mates, negative when it is mated, `Some(0)`
-    /// for a draw; `None` when the tables do not answer (castling rights,
-    /// material without a table) and, as in lila, for a checkmated position
-    /// (use [`ProphetTables::probe`] to tell that apart).
-    pub fn probe_dtm(&self, pos: &Chess) -> Result<Option<i32>, ProphetError> {
-        Ok(self.probe(pos)?.and_then(Dtm::lila))
-    }
-
     /// The value of `pos` for its side to move, or `None` when the tables
     /// do not answer (castling rights, material without a table).
     pub fn probe(&self, pos: &Chess) -> Result<Option<Dtm>, ProphetError> {
