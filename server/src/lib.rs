@@ -24,4 +24,5 @@ pub mod http;
 pub mod progress;
 pub mod service;
 pub mod store;
+pub mod sync;
 pub mod tier_build;

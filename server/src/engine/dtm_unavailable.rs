@@ -17,6 +17,7 @@ use app::api::DtmProblem;
 use crate::{
     exposition::{Exposition, Kind},
     store::{format::file_name, prophet::ProphetError},
+    sync::lock,
 };
 
 /// A DTM table that failed a probe: which file, and what was wrong.
@@ -64,7 +65,7 @@ impl DtmUnavailability {
             problem,
         };
         let now = Instant::now();
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = lock(&self.seen);
         let key = (failure.table.clone(), failure.problem);
         let log = match seen.get_mut(&key) {
             Some(seen) => {
@@ -104,7 +105,7 @@ impl DtmUnavailability {
 
     /// Positions left without `dtm` so far, by table and problem.
     pub fn counts(&self) -> Vec<(String, DtmProblem, u64)> {
-        let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let seen = lock(&self.seen);
         seen.iter()
             .map(|((table, problem), seen)| (table.clone(), *problem, seen.positions))
             .collect()

@@ -33,6 +33,7 @@ use axum::{
 };
 
 use super::bundle_cache::is_hashed_bundle_file;
+use crate::sync::lock;
 
 /// The compressed bundle files, by URL path (`/pkg/zugzwang.<hash>.wasm`).
 pub struct CompressedBundle {
@@ -92,7 +93,7 @@ impl CompressedBundle {
     /// compressing it (once) and gives `None`.
     fn get(self: &Arc<Self>, path: &str) -> Option<Arc<Compressed>> {
         // Looked up first, so the lock is released before `start` takes it.
-        let known = self.lock().get(path).cloned();
+        let known = lock(&self.files).get(path).cloned();
         match known {
             Some(Entry::Ready(c)) => Some(c),
             Some(Entry::Pending | Entry::Failed) => None,
@@ -110,7 +111,7 @@ impl CompressedBundle {
             return;
         };
         {
-            let mut files = self.lock();
+            let mut files = lock(&self.files);
             if files.contains_key(path) {
                 return;
             }
@@ -122,7 +123,7 @@ impl CompressedBundle {
         if worker.send((path.to_string(), file)).is_err() {
             // No thread to do it (logged when it failed to start): the file
             // is served as it is, on-the-fly compressed.
-            self.lock().insert(path.to_string(), Entry::Failed);
+            lock(&self.files).insert(path.to_string(), Entry::Failed);
         }
     }
 
@@ -134,13 +135,6 @@ impl CompressedBundle {
         }
         let file = self.dir.join(name);
         file.is_file().then_some(file)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
-        // A panic while holding the lock leaves a map that is still whole.
-        self.files
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -183,7 +177,7 @@ fn spawn_worker(bundle: Weak<CompressedBundle>) -> Sender<(String, PathBuf)> {
                 let Some(bundle) = bundle.upgrade() else {
                     return;
                 };
-                bundle.lock().insert(path, entry);
+                lock(&bundle.files).insert(path, entry);
             }
         });
     if let Err(err) = spawned {

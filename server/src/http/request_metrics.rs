@@ -23,7 +23,10 @@ use axum::{
     response::Response,
 };
 
-use crate::exposition::{Exposition, Kind};
+use crate::{
+    exposition::{Exposition, Kind},
+    sync::lock,
+};
 
 /// The route label of requests that matched no route.
 pub const OTHER_ROUTE: &str = "other";
@@ -89,7 +92,7 @@ impl Histogram {
 impl RequestMetrics {
     /// Records one answered request.
     pub fn record(&self, route: &str, status: StatusCode, took: Duration) {
-        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut routes = lock(&self.routes);
         // Looked up before inserting so that the common case allocates nothing.
         let stats = match routes.get_mut(route) {
             Some(stats) => stats,
@@ -112,7 +115,7 @@ impl RequestMetrics {
     }
 
     pub fn render(&self, out: &mut Exposition) {
-        let routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        let routes = lock(&self.routes);
         out.family(
             REQUESTS,
             "HTTP requests answered, by matched route and status.",

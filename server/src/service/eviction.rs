@@ -30,13 +30,14 @@
 use std::{
     collections::{BTreeSet, HashMap},
     sync::{
-        Arc, Mutex, MutexGuard, PoisonError,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
 };
 
 use super::activity::{Activity, Evicted};
+use crate::sync::lock;
 
 /// An unfinished connection younger than this is not closed to make room:
 /// it may have been accepted with its head in the buffer and not yet been
@@ -78,21 +79,21 @@ struct Inner {
 impl Registry {
     pub fn insert(&self, activity: Arc<Activity>) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut inner = self.lock();
+        let mut inner = lock(&self.inner);
         inner.all.insert(id, activity);
         inner.unfinished.insert(id);
         id
     }
 
     pub fn remove(&self, id: u64) {
-        let mut inner = self.lock();
+        let mut inner = lock(&self.inner);
         inner.all.remove(&id);
         inner.unfinished.remove(&id);
     }
 
     /// Asks one connection to close by the rule in the module's notes.
     pub fn make_room(&self, unfinished_grace: Duration) -> Room {
-        let mut inner = self.lock();
+        let mut inner = lock(&self.inner);
         let Inner { all, unfinished } = &mut *inner;
         while let Some(&id) = unfinished.first() {
             match all.get(&id) {
@@ -122,12 +123,6 @@ impl Registry {
             }
             None => Room::None,
         }
-    }
-
-    /// The map stays usable even if a thread panicked while holding it: it
-    /// only holds counters.
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -32,6 +32,7 @@ use crate::{
         metrics::ReadMetrics,
         quarantine::Quarantine,
     },
+    sync::lock,
 };
 
 /// Table reads per second above which requests count as heavy load.
@@ -61,10 +62,7 @@ pub struct ScrubState {
 
 impl ScrubState {
     pub fn damaged(&self) -> Vec<(String, String)> {
-        self.damaged
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.damaged).clone()
     }
 }
 
@@ -239,7 +237,7 @@ pub fn scrub_pass(dirs: &[PathBuf], mb_per_sec: f64, state: &ScrubState, reads: 
             }
         }
         let result = result.map_err(|(problem, _)| problem);
-        let mut damaged = state.damaged.lock().unwrap_or_else(|p| p.into_inner());
+        let mut damaged = lock(&state.damaged);
         damaged.retain(|(t, _)| *t != table);
         if let Err(problem) = result {
             tracing::error!(path = %path.display(), "scrub: {table}: {problem}");

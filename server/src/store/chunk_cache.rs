@@ -49,7 +49,7 @@ use super::{
     metrics::{ReadMetrics, Tier},
     quarantine::{Quarantine, Watch},
 };
-use crate::exposition::Exposition;
+use crate::{exposition::Exposition, sync};
 
 /// Bytes kept per entry: a checksum block of the tier and a page of the
 /// page cache, and enough for a lookup's 6-byte index entry and 32 bytes of
@@ -259,13 +259,11 @@ impl ChunkCache {
     }
 
     fn read(&self, shard: usize) -> RwLockReadGuard<'_, Shard> {
-        self.shards[shard].read().unwrap_or_else(|p| p.into_inner())
+        sync::read(&self.shards[shard])
     }
 
     fn write(&self, shard: usize) -> RwLockWriteGuard<'_, Shard> {
-        self.shards[shard]
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
+        sync::write(&self.shards[shard])
     }
 
     fn shard_of((file, chunk): Key) -> usize {

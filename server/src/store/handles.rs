@@ -26,6 +26,7 @@ use std::{
 use lru::LruCache;
 
 use super::table_error::{TableIoError, is_out_of_descriptors};
+use crate::sync::lock;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -92,24 +93,20 @@ impl HandlePool {
 
     /// Descriptors this pool keeps open.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        lock(&self.open).len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<u64, Arc<Handle>>> {
-        self.open.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn get(&self, id: u64) -> Option<Arc<Handle>> {
-        self.lock().get(&id).cloned()
+        lock(&self.open).get(&id).cloned()
     }
 
     /// Keeps a descriptor, closing the least recently used one beyond the budget.
     fn keep(&self, id: u64, handle: Arc<Handle>) {
-        let evicted = self.lock().push(id, handle);
+        let evicted = lock(&self.open).push(id, handle);
         drop(evicted);
     }
 
@@ -117,7 +114,7 @@ impl HandlePool {
     /// opening one more does not go over the budget even for a moment.
     fn make_room(&self) {
         let evicted = {
-            let mut open = self.lock();
+            let mut open = lock(&self.open);
             if open.len() >= self.budget.get() {
                 open.pop_lru()
             } else {
@@ -128,7 +125,7 @@ impl HandlePool {
     }
 
     fn forget(&self, id: u64) {
-        let handle = self.lock().pop(&id);
+        let handle = lock(&self.open).pop(&id);
         drop(handle);
     }
 
@@ -136,7 +133,7 @@ impl HandlePool {
     /// returns how many were closed.
     pub fn shed(&self) -> usize {
         let closed: Vec<_> = {
-            let mut open = self.lock();
+            let mut open = lock(&self.open);
             let count = open.len().div_ceil(2);
             (0..count).filter_map(|_| open.pop_lru()).collect()
         };

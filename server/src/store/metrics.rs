@@ -19,7 +19,10 @@ use shakmaty_syzygy::filesystem::ReadHint;
 
 pub use super::context::Tier;
 use super::context::{self, Tally};
-use crate::exposition::{Exposition, Kind};
+use crate::{
+    exposition::{Exposition, Kind},
+    sync::lock,
+};
 
 /// The part of a table a read is for (shakmaty-syzygy's hint).
 pub const KINDS: [(ReadHint, &str); 5] = [
@@ -94,7 +97,7 @@ impl ReadMetrics {
     /// this table and reason (the caller logs then, not on every open).
     pub fn record_fallback(&self, table: &str, reason: &str) -> bool {
         self.prefix_fallbacks.fetch_add(1, Relaxed);
-        let mut fallbacks = self.fallbacks.lock().unwrap_or_else(|p| p.into_inner());
+        let mut fallbacks = lock(&self.fallbacks);
         fallbacks.insert((table.to_string(), reason.to_string()))
     }
 
@@ -110,12 +113,12 @@ impl ReadMetrics {
     }
 
     fn record_suspect(&self, table: &str) {
-        let mut suspect = self.suspect.lock().unwrap_or_else(|p| p.into_inner());
+        let mut suspect = lock(&self.suspect);
         *suspect.entry(table.to_string()).or_default() += 1;
     }
 
     pub fn suspect_tables(&self) -> Vec<String> {
-        let suspect = self.suspect.lock().unwrap_or_else(|p| p.into_inner());
+        let suspect = lock(&self.suspect);
         suspect.keys().cloned().collect()
     }
 
@@ -201,7 +204,7 @@ impl ReadMetrics {
             "Tables served without their fast-tier prefix, and why.",
             Kind::Gauge,
         );
-        let fallbacks = self.fallbacks.lock().unwrap_or_else(|p| p.into_inner());
+        let fallbacks = lock(&self.fallbacks);
         for (table, reason) in fallbacks.iter() {
             out.sample(name, &[("table", table), ("reason", reason)], 1);
         }
@@ -220,7 +223,7 @@ impl ReadMetrics {
             "Tables with checksum mismatches (value: mismatches seen).",
             Kind::Gauge,
         );
-        let suspect = self.suspect.lock().unwrap_or_else(|p| p.into_inner());
+        let suspect = lock(&self.suspect);
         for (table, count) in suspect.iter() {
             out.sample(name, &[("table", table)], count);
         }

@@ -20,7 +20,7 @@ use std::{
     os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
     sync::{
-        Arc, Mutex, MutexGuard,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::{SystemTime, UNIX_EPOCH},
@@ -31,6 +31,7 @@ use super::{
     table_error::TableIoError,
     tier::manifest::{INTEGRITY_SUBDIR, mtime_ns},
 };
+use crate::sync::lock;
 
 const MAGIC: &str = "zugzwang-quarantine 1";
 
@@ -164,14 +165,10 @@ impl Quarantine {
         }
     }
 
-    fn known(&self) -> MutexGuard<'_, HashMap<PathBuf, Known>> {
-        self.known.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// The record this process holds for `path`, unless another process
     /// has removed its file since (then it is forgotten here too).
     fn held(&self, path: &Path) -> Option<Record> {
-        let mut known = self.known();
+        let mut known = lock(&self.known);
         let held = known.get(path)?;
         if held.cleared_elsewhere() {
             known.remove(path);
@@ -211,7 +208,7 @@ impl Quarantine {
             record: record.clone(),
             stored: None,
         };
-        self.known().insert(path.to_path_buf(), held);
+        lock(&self.known).insert(path.to_path_buf(), held);
         self.generation.fetch_add(1, Ordering::Relaxed);
         // A table directory without write permission is read-only, also
         // for root, who could write it anyway.
@@ -225,7 +222,7 @@ impl Quarantine {
         for target in tried {
             match write_record(&target, &record.render(path)) {
                 Ok(()) => {
-                    if let Some(held) = self.known().get_mut(path) {
+                    if let Some(held) = lock(&self.known).get_mut(path) {
                         held.stored = Some(target.clone());
                     }
                     tracing::error!(path = %path.display(), record = %target.display(), "{} quarantined: {}", record.table, record.reason);
@@ -243,7 +240,7 @@ impl Quarantine {
     /// Removes every record of the table at `path` (it verified clean or
     /// was replaced); says whether there was one.
     pub fn clear(&self, path: &Path) -> bool {
-        let mut cleared = self.known().remove(path).is_some();
+        let mut cleared = lock(&self.known).remove(path).is_some();
         let mut targets = vec![beside(path)];
         if let Ok(meta) = fs::metadata(path) {
             targets.extend(self.in_state_dir(path, &Identity::of(&meta)));
@@ -276,7 +273,7 @@ impl Quarantine {
             record: record.clone(),
             stored: Some(place),
         };
-        self.known().insert(path.to_path_buf(), held);
+        lock(&self.known).insert(path.to_path_buf(), held);
         Some(record)
     }
 
@@ -308,7 +305,7 @@ impl Quarantine {
 
     /// The records this process knows, sorted by table.
     pub fn records(&self) -> Vec<Record> {
-        let paths: Vec<PathBuf> = self.known().keys().cloned().collect();
+        let paths: Vec<PathBuf> = lock(&self.known).keys().cloned().collect();
         let mut records: Vec<Record> = paths.iter().filter_map(|p| self.held(p)).collect();
         records.sort_by(|a, b| a.table.cmp(&b.table));
         records.dedup_by(|a, b| a.table == b.table);

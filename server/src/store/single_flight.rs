@@ -16,8 +16,10 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Condvar, Mutex, MutexGuard},
+    sync::{Arc, Condvar, Mutex},
 };
+
+use crate::sync::{self, lock};
 
 /// A window of one open file: the file's id in the handle pool and the
 /// window's first byte.
@@ -43,10 +45,6 @@ struct Flight {
 #[derive(Default)]
 pub struct Flights {
     reading: Mutex<HashMap<Key, Arc<Flight>>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Flights {
@@ -93,7 +91,7 @@ fn wait(flight: &Flight) -> Window {
         if let Some(window) = result.as_ref() {
             return window.clone();
         }
-        result = flight.done.wait(result).unwrap_or_else(|p| p.into_inner());
+        result = sync::wait(&flight.done, result);
     }
 }
 
