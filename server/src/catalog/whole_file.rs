@@ -22,13 +22,15 @@ use crate::{
     store::format::{file_name, table_files, variant_of_name},
 };
 
-/// The digest a table file is published with.
+/// The digest a table file is published with: the lists compiled in hold
+/// `&'static str`, a digest read at run time (a mirror's `MD5SUMS`) a
+/// `String`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PublishedDigest {
+pub enum PublishedDigest<Hex = &'static str> {
     /// Standard tables: sha256, lowercase hex.
-    Sha256(&'static str),
-    /// Atomic and antichess tables: md5, lowercase hex.
-    Md5(&'static str),
+    Sha256(Hex),
+    /// Atomic and antichess tables, Prophet files: md5, lowercase hex.
+    Md5(Hex),
 }
 
 impl PublishedDigest {
@@ -38,24 +40,26 @@ impl PublishedDigest {
         let variant = variant_of_name(name)?;
         catalog::of(variant).published(name).map(|p| p.digest)
     }
+}
 
+impl<Hex: AsRef<str>> PublishedDigest<Hex> {
     /// The algorithm's name, as messages print it.
-    pub fn algorithm(self) -> &'static str {
+    pub fn algorithm(&self) -> &'static str {
         match self {
             PublishedDigest::Sha256(_) => "sha256",
             PublishedDigest::Md5(_) => "md5",
         }
     }
 
-    pub fn hex(self) -> &'static str {
+    pub fn hex(&self) -> &str {
         match self {
-            PublishedDigest::Sha256(hex) | PublishedDigest::Md5(hex) => hex,
+            PublishedDigest::Sha256(hex) | PublishedDigest::Md5(hex) => hex.as_ref(),
         }
     }
 
     /// The digest of a file by this digest's algorithm, calling `progress`
     /// with each chunk's size.
-    pub fn of_file(self, path: &Path, progress: impl FnMut(usize)) -> io::Result<String> {
+    pub fn of_file(&self, path: &Path, progress: impl FnMut(usize)) -> io::Result<String> {
         match self {
             PublishedDigest::Sha256(_) => sha256_file(path, progress),
             PublishedDigest::Md5(_) => md5_file(path, progress),

@@ -122,40 +122,12 @@ pub enum Done {
     AlreadyComplete { recorded: bool },
 }
 
-/// A digest algorithm of the files fetched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Algorithm {
-    Sha256,
-    Md5,
-}
-
-impl Algorithm {
-    /// The name messages print.
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Sha256 => "sha256",
-            Algorithm::Md5 => "md5",
-        }
-    }
-
-    /// The digest of a pass over a file by this algorithm (which the pass
-    /// computed: `checksums::read` with md5 for [`Algorithm::Md5`]).
-    fn of(self, pass: &Pass) -> Option<&str> {
-        match self {
-            Algorithm::Sha256 => Some(&pass.sha256),
-            Algorithm::Md5 => pass.md5.as_deref(),
-        }
-    }
-}
-
 /// What a fetched file must be before it appears under its real name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
     /// The published size; `None` where none is (the mirror's then counts).
     pub size: Option<u64>,
-    pub algorithm: Algorithm,
-    /// Lowercase hex.
-    pub digest: String,
+    pub digest: PublishedDigest<String>,
     pub origin: Origin,
 }
 
@@ -183,23 +155,35 @@ impl Expected {
     pub fn listed_md5(md5: &str) -> Expected {
         Expected {
             size: None,
-            algorithm: Algorithm::Md5,
-            digest: md5.to_ascii_lowercase(),
+            digest: PublishedDigest::Md5(md5.to_ascii_lowercase()),
             origin: Origin::MirrorList,
+        }
+    }
+
+    /// Whether the digest is an md5 (the pass over the file then computes
+    /// one: `checksums::read` with md5).
+    fn wants_md5(&self) -> bool {
+        matches!(self.digest, PublishedDigest::Md5(_))
+    }
+
+    /// The digest a pass over a file found by the expected algorithm.
+    fn found_in<'a>(&self, pass: &'a Pass) -> Option<&'a str> {
+        match self.digest {
+            PublishedDigest::Sha256(_) => Some(&pass.sha256),
+            PublishedDigest::Md5(_) => pass.md5.as_deref(),
         }
     }
 }
 
 impl From<Published> for Expected {
     fn from(published: Published) -> Expected {
-        let algorithm = match published.digest {
-            PublishedDigest::Sha256(_) => Algorithm::Sha256,
-            PublishedDigest::Md5(_) => Algorithm::Md5,
+        let digest = match published.digest {
+            PublishedDigest::Sha256(hex) => PublishedDigest::Sha256(hex.to_string()),
+            PublishedDigest::Md5(hex) => PublishedDigest::Md5(hex.to_string()),
         };
         Expected {
             size: published.size,
-            algorithm,
-            digest: published.digest.hex().to_string(),
+            digest,
             origin: Origin::Published,
         }
     }
@@ -260,7 +244,7 @@ impl Transfer<'_> {
                         self.discard_part()?;
                         return Err(TransferError::OwnCheck {
                             file: self.file.to_string(),
-                            algorithm: self.expected.algorithm.name(),
+                            algorithm: self.expected.digest.algorithm(),
                             problem,
                         });
                     }
@@ -272,13 +256,12 @@ impl Transfer<'_> {
                     tracing::warn!(
                         "{}: {} differs from {}; fetching it again from scratch",
                         self.file,
-                        self.expected.algorithm.name(),
-                        self.expected.origin.describe(&self.expected.digest)
+                        self.expected.digest.algorithm(),
+                        self.expected.origin.describe(self.expected.digest.hex())
                     );
                     last_digest = self
                         .expected
-                        .algorithm
-                        .of(&pass)
+                        .found_in(&pass)
                         .unwrap_or_default()
                         .to_string();
                 }
@@ -287,9 +270,9 @@ impl Transfer<'_> {
         self.discard_part()?;
         Err(TransferError::Digest {
             file: self.file.to_string(),
-            algorithm: self.expected.algorithm.name(),
+            algorithm: self.expected.digest.algorithm(),
             got: last_digest,
-            expected: self.expected.digest.clone(),
+            expected: self.expected.digest.hex().to_string(),
             origin: self.expected.origin,
         })
     }
@@ -304,7 +287,7 @@ impl Transfer<'_> {
         if self.expected.size.is_some_and(|size| size != meta.len()) {
             return None;
         }
-        let with_md5 = self.expected.algorithm == Algorithm::Md5;
+        let with_md5 = self.expected.wants_md5();
         let pass = tokio::task::spawn_blocking(move || checksums::read(&target, &target, with_md5))
             .await
             .ok()?
@@ -321,7 +304,7 @@ impl Transfer<'_> {
 
     /// Whether a pass over the file found the expected digest.
     fn matches(&self, pass: &Pass) -> bool {
-        self.expected.algorithm.of(pass) == Some(self.expected.digest.as_str())
+        self.expected.found_in(pass) == Some(self.expected.digest.hex())
     }
 
     /// Records the block checksums of the file under its real name from
@@ -559,7 +542,7 @@ impl Transfer<'_> {
     async fn read_part(&self) -> Result<Pass, TransferError> {
         let part = self.part();
         let (path, target) = (part.clone(), self.target());
-        let with_md5 = self.expected.algorithm == Algorithm::Md5;
+        let with_md5 = self.expected.wants_md5();
         let result = tokio::task::spawn_blocking(move || {
             File::open(&path)?.sync_all()?;
             checksums::read(&path, &target, with_md5)
