@@ -2,7 +2,8 @@
 //! with the program (`checksums/atomic-3-4-5.md5`,
 //! `checksums/antichess-published.md5`: the lists published beside those
 //! tables, which have md5 only), so `verify`, the scrub and `tier build`
-//! check variant files as they check standard ones against `catalog`.
+//! check variant files as they check standard ones against `catalog`; and
+//! the one reader of `md5sum` lists, these and the Prophet `MD5SUMS`.
 
 use std::{collections::HashMap, sync::LazyLock};
 
@@ -12,14 +13,22 @@ static ANTICHESS: &str = include_str!("../../checksums/antichess-published.md5")
 /// File name → md5 (lowercase hex), from both lists (`md5sum` format).
 static DIGESTS: LazyLock<HashMap<&'static str, &'static str>> = LazyLock::new(|| {
     [ATOMIC, ANTICHESS]
-        .iter()
-        .flat_map(|list| list.lines())
-        .filter_map(|line| {
-            let (digest, name) = line.split_once(char::is_whitespace)?;
-            Some((name.trim_start_matches([' ', '*']), digest))
-        })
+        .into_iter()
+        .flat_map(parse_md5sums)
+        .map(|(digest, name)| (name, digest))
         .collect()
 });
+
+/// The lines of an md5 list (`md5sum` output: `HEX  PATH`, or `HEX *PATH`);
+/// other lines are left out.
+pub fn parse_md5sums(text: &str) -> impl Iterator<Item = (&str, &str)> {
+    text.lines().filter_map(|line| {
+        let (digest, path) = line.split_once(char::is_whitespace)?;
+        let path = path.trim_start_matches([' ', '*']).trim_end();
+        (digest.len() == 32 && digest.bytes().all(|b| b.is_ascii_hexdigit()) && !path.is_empty())
+            .then_some((digest, path))
+    })
+}
 
 /// The published md5 of an atomic or antichess table file name.
 pub fn md5(file: &str) -> Option<&'static str> {

@@ -22,7 +22,10 @@ use std::{
 use md5::{Digest as _, Md5};
 use serde::Serialize;
 
-use super::whole_file::{hex, read_chunks};
+use super::{
+    digests::parse_md5sums,
+    whole_file::{hex, read_chunks},
+};
 use crate::{
     progress::Progress,
     store::{
@@ -56,17 +59,6 @@ pub fn expected_files() -> BTreeSet<&'static str> {
 /// The pieces (kings included) of a Prophet file name; 0 for another name.
 pub fn piece_count(file: &str) -> usize {
     material_of_name(file).map_or(0, |m| m.pieces())
-}
-
-/// The lines of an md5 list (`md5sum` output: `HEX  PATH`, or `HEX *PATH`);
-/// other lines are left out.
-pub fn parse_md5sums(text: &str) -> impl Iterator<Item = (&str, &str)> {
-    text.lines().filter_map(|line| {
-        let (digest, path) = line.split_once(char::is_whitespace)?;
-        let path = path.trim_start_matches([' ', '*']).trim_end();
-        (digest.len() == 32 && digest.bytes().all(|b| b.is_ascii_hexdigit()) && !path.is_empty())
-            .then_some((digest, path))
-    })
 }
 
 /// A path with `.` components left out, so that `DIR/./4men/x` and

@@ -21,7 +21,10 @@ use super::{
     FetchError, Plan, PlannedFile, Summary, selection::SelectionError, transfer::Expected,
 };
 use crate::{
-    catalog::prophet::{MD5SUMS, parse_md5sums, piece_count},
+    catalog::{
+        digests::parse_md5sums,
+        prophet::{MD5SUMS, piece_count},
+    },
     store::{
         prophet::format::{SEARCH_DEPTH, SUFFIX, is_table_name},
         tier::manifest::write_atomic,
