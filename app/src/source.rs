@@ -39,9 +39,9 @@ pub async fn fetch_answer(variant: Variant, fen: String) -> Result<TablebaseAnsw
     }
     #[cfg(not(feature = "ssr"))]
     {
-        // What lila's JSON cannot say comes in a header (issue 38): the
-        // DTM tables that failed, so the page can say why mate in N is
-        // unknown.
+        // What lila's JSON cannot say comes in a header, leaving the JSON
+        // as lila's: the DTM tables that failed, so the page can say why
+        // mate in N is unknown.
         let url = format!("{}?fen={}", variant.api_path(), encode(&fen));
         let (mut answer, unavailable) =
             get_json_and::<TablebaseAnswer>(&url, crate::api::DTM_UNAVAILABLE_HEADER).await?;

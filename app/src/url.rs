@@ -4,8 +4,8 @@
 //! Why not leptos_router: the page has two pages and needs only to read the
 //! query, to push or replace it, and to follow back and forward. The router
 //! brought its route matching, nested views and their asynchronous
-//! hydration into the first download, about 10 % of it (issue 25,
-//! server/docs/benchmarks.md). Going between the two pages is an ordinary
+//! hydration into the first download, about 10 % of it
+//! (server/docs/benchmarks.md). Going between the two pages is an ordinary
 //! page load; within a page, a link to the same page changes the query in
 //! place, as the router did.
 

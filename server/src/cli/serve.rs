@@ -103,7 +103,7 @@ pub struct BenchKnobs {
     /// How old a connection that has not sent a whole request head must be
     /// before it may be closed to make room at the cap (default
     /// [`UNFINISHED_GRACE`]): what the grace costs under a flood of
-    /// half-sent requests (issue 27).
+    /// half-sent requests (figures in `server/docs/benchmarks.md`).
     pub unfinished_grace: Option<Duration>,
 }
 

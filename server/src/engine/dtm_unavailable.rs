@@ -1,5 +1,5 @@
-//! DTM tables that failed while answering (issue 38, "degrade, don't
-//! fail"): depth to mate is an extra beside WDL and DTZ, so a damaged or
+//! DTM tables that failed while answering ("degrade, don't fail"): depth
+//! to mate is an extra beside WDL and DTZ, so a damaged or
 //! unreadable Prophet table leaves `dtm` null for the positions it covers
 //! instead of failing the whole answer. Each failure is logged with the
 //! file's path (at most once a minute per table), counted by file name for

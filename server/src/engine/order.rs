@@ -239,7 +239,8 @@ mod tests {
 
     #[test]
     fn a_winning_mover_converts_first_even_at_a_longer_dtz() {
-        // The first example of issue 8: promotions before the faster pawn push.
+        // A position where lila-tablebase's order and ours once differed:
+        // promotions before the faster pawn push.
         let moves = vec![
             after("Ke1", Category::Loss, Some(-2)),
             zeroing(after("b5", Category::Loss, Some(-2))),

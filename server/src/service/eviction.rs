@@ -1,7 +1,7 @@
 //! Making room at the connection cap: which open connection is closed so
 //! that a new one is served at once.
 //!
-//! The rule (issue 27; figures in `server/docs/benchmarks.md`):
+//! The rule (figures in `server/docs/benchmarks.md`):
 //!
 //! 1. The connection that has waited longest without sending a whole
 //!    request head is closed, as soon as it is [`UNFINISHED_GRACE`] old. A
@@ -11,13 +11,13 @@
 //!    that is half-sent or silent. Oldest first rather than quietest, so a
 //!    sender that trickles a byte now and then cannot stay ahead of the rule.
 //! 2. Only when no connection is unfinished: the idle keep-alive connection
-//!    quiet longest, once quiet for [`IDLE_GRACE`] (the rule before issue
-//!    27, so well-behaved clients keep their connections as before, and keep
-//!    them first: a flood of half-sent requests closes only its own).
+//!    quiet longest, once quiet for [`IDLE_GRACE`] (the earlier rule, so
+//!    well-behaved clients keep their connections as before, and keep them
+//!    first: a flood of half-sent requests closes only its own).
 //! 3. A connection with a request in progress is never closed here.
 //!
-//! Before issue 27 every connection had to be quiet for 0.5 s before it
-//! could be closed. A burst of stalled connections deeper than the cap then
+//! Once every connection had to be quiet for 0.5 s before it could be
+//! closed. A burst of stalled connections deeper than the cap then
 //! went through in rounds of 0.5 s, one round per cap's worth of them ahead
 //! of a client in the kernel's backlog: 700 stalled connections against a
 //! cap of 224 kept a normal request waiting 1.6 s. A shorter grace only

@@ -1,4 +1,4 @@
-//! Depth to mate from Prophet tables (issue 24): our own reader for the
+//! Depth to mate from Prophet tables: our own reader for the
 //! open DTM tablebase of markus7800/prophet_tb_gen_and_probe, which
 //! lila-tablebase serves as `dtm` with `--prophet`.
 //!
