@@ -1,6 +1,6 @@
 //! Under a flood of stalled half-requests that fills the connection cap, a
 //! client that sends its request promptly is still answered within a second
-//! (issue 27), and the server closes every stalled socket in the end. The
+//! (the connection cap evicts stalled sockets first), and the server closes every stalled socket in the end. The
 //! server runs as a real process under an open-files limit of 512, so its
 //! cap is 224 connections; the default timeouts apply.
 

@@ -1,4 +1,4 @@
-//! `dtm` as `/standard` answers it on the embedded default (issue 24):
+//! `dtm` as `/standard` answers it on the embedded default:
 //! Prophet's own longest mates, consistency with every move's `dtm` and
 //! with the category, lila's conventions for mated and drawn roots, and
 //! damaged or missing DTM files given with `--dtm`.
@@ -162,7 +162,7 @@ const KQK: &str = "7K/6Q1/8/8/8/3k4/8/8 w - - 0 1";
 
 /// A damaged, truncated or emptied DTM file: the answer is still the 200
 /// the Syzygy tables give, with `dtm: null` (never a wrong value, never a
-/// crash), and says which file failed in `X-Dtm-Unavailable` (issue 38);
+/// crash), and says which file failed in `X-Dtm-Unavailable`;
 /// a missing file: `dtm: null`.
 #[tokio::test]
 async fn damaged_and_missing_dtm_files() {

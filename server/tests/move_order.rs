@@ -1,7 +1,7 @@
 //! Moves come out in lila-tablebase's order, byte for byte: clients play
 //! `moves[0]`, so even equally good moves must be listed the same way.
 //!
-//! The expected orders are written from the rule (issue 8 and lila-tablebase's
+//! The expected orders are written from the rule (lila-tablebase's
 //! `MoveInfo::sort_key`), not taken from the server: hand-written for the
 //! examples, and for the shared fixtures by sorting shakmaty's legal-move
 //! list with a comparator written here, independently of `engine::order`.

@@ -1,4 +1,4 @@
-//! Prophet DTM tables read by `store::prophet` (issue 24): known values,
+//! Prophet DTM tables read by `store::prophet`: known values,
 //! Prophet's own longest mates, agreement with Syzygy WDL and move-by-move
 //! consistency on random positions, and damaged files.
 

@@ -1,4 +1,4 @@
-//! Prophet DTM tables for self-hosters (issue 24, item 5): `tier build`
+//! Prophet DTM tables for self-hosters: `tier build`
 //! keeps their header and block-size list on the fast tier and records
 //! block checksums, so a DTM lookup costs at most one slow read and a
 //! damaged block is an error naming the table; `verify`, `tables status`
