@@ -82,77 +82,86 @@ fn code_of(text: &str) -> String {
 }
 
 /// The modules `code` (of module `name`) names through `crate::` or
-/// `super::` paths, grouped imports included.
+/// `super::` paths, grouped imports with or without a prefix
+/// (`use crate::a::{b, c::{d}}`) included. A folder's `mod.rs` using its
+/// own parts is not counted: the folder is one concept, and its parts may
+/// use what the `mod.rs` holds; a circle is between concepts.
 fn imports(name: &str, code: &str, all: &BTreeMap<String, String>) -> BTreeSet<String> {
-    let parent: Vec<&str> = match name.rsplit_once("::") {
-        Some((parent, _)) => parent.split("::").collect(),
-        None => Vec::new(),
-    };
-    // Every word that follows a path root or sits inside a grouped import,
-    // tried as the longest module path it can start.
+    let here: Vec<&str> = name.split("::").collect();
+    let mut paths = Vec::new();
+    for tree in use_trees(code) {
+        paths.extend(flatten(&tree));
+    }
+    // Paths written in the code itself (`crate::store::metrics::render()`);
+    // a word ending in `::` opens a grouped import, read above.
+    paths.extend(
+        code.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .filter(|word| word.contains("::") && !word.ends_with("::"))
+            .map(str::to_string),
+    );
     let mut found = BTreeSet::new();
-    let words: Vec<&str> = code
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-        .collect();
-    for word in words {
-        let (root, rest) = if let Some(rest) = word.strip_prefix("crate::") {
-            (Vec::new(), rest)
-        } else if let Some(rest) = word.strip_prefix("super::") {
-            (parent.clone(), rest)
-        } else {
-            continue;
-        };
-        if rest.is_empty() {
-            // The opening of a grouped import, read below.
-            continue;
-        }
-        let mut path: Vec<&str> = root;
-        path.extend(rest.split("::").filter(|p| !p.is_empty()));
-        if let Some(module) = longest_module(&path, all) {
+    for path in paths {
+        if let Some(module) = resolve(&here, &path, all) {
             found.insert(module);
         }
     }
-    for group in grouped_imports(code) {
-        let (root, items) = group;
-        let base: Vec<&str> = if root == "crate" {
-            Vec::new()
-        } else {
-            parent.clone()
-        };
-        for item in items {
-            let mut path = base.clone();
-            path.extend(item.split("::").filter(|p| !p.is_empty()));
-            if let Some(module) = longest_module(&path, all) {
-                found.insert(module);
-            }
-        }
-    }
-    found.remove(name);
+    let own_part = format!("{name}::");
+    found.retain(|module| module != name && !module.starts_with(&own_part));
     found
 }
 
-/// `use crate::{a::{b, c}, d}` → ("crate", ["a::b", "a::c", "d"]).
-fn grouped_imports(code: &str) -> Vec<(&str, Vec<String>)> {
-    let mut groups = Vec::new();
-    for root in ["crate", "super"] {
-        let opening = format!("use {root}::{{");
-        let mut rest = code;
-        while let Some(at) = rest.find(&opening) {
-            let body = &rest[at + opening.len()..];
-            let end = body.find("};").unwrap_or(body.len());
-            groups.push((root, flatten(&body[..end])));
-            rest = &body[end..];
+/// The module of this crate that `path`, written in module `here`, names,
+/// if it names one: `None` for another crate's path (`leptos::prelude`).
+fn resolve(here: &[&str], path: &str, all: &BTreeMap<String, String>) -> Option<String> {
+    let mut segments = path.split("::").filter(|s| !s.is_empty()).peekable();
+    let mut base: Vec<&str> = match *segments.peek()? {
+        "crate" => {
+            segments.next();
+            Vec::new()
         }
-    }
-    groups
+        "super" => {
+            let mut base = here.to_vec();
+            while segments.next_if_eq(&"super").is_some() {
+                base.pop()?;
+            }
+            base
+        }
+        _ => return None,
+    };
+    base.extend(segments);
+    longest_module(&base, all)
 }
 
-/// The paths a grouped import's body names, nested groups expanded.
-fn flatten(body: &str) -> Vec<String> {
+/// The trees of every `use` statement in `code`, without `use` and `;`:
+/// `use crate::{a::{b, c}, d};` → `crate::{a::{b, c}, d}`.
+fn use_trees(code: &str) -> Vec<String> {
+    let mut trees = Vec::new();
+    let mut offset = 0;
+    for line in code.split_inclusive('\n') {
+        let statement = line.trim_start();
+        let visible = ["pub ", "pub(crate) ", "pub(super) "]
+            .iter()
+            .find_map(|p| statement.strip_prefix(p))
+            .unwrap_or(statement);
+        if let Some(tree) = visible.strip_prefix("use ") {
+            let at = offset + line.len() - tree.len();
+            let end = code[at..].find(';').map_or(code.len(), |e| at + e);
+            trees.push(code[at..end].to_string());
+        }
+        offset += line.len();
+    }
+    trees
+}
+
+/// The paths a `use` tree names, nested groups expanded:
+/// `crate::{a::{b, c}, d}` → `crate::a::b`, `crate::a::c`, `crate::d`.
+fn flatten(tree: &str) -> Vec<String> {
     let mut paths = Vec::new();
     let mut prefix: Vec<String> = Vec::new();
     let mut word = String::new();
-    for c in body.chars() {
+    // `a as b` names `a`: keep the `as` as one mark to cut at below.
+    let tree = tree.split_whitespace().collect::<Vec<_>>().join(" ");
+    for c in tree.replace(" as ", "@").chars() {
         match c {
             '{' => {
                 prefix.push(word.trim().trim_end_matches("::").to_string());
@@ -180,6 +189,8 @@ fn flatten(body: &str) -> Vec<String> {
     }
     paths
         .into_iter()
+        // `a as b` names `a`.
+        .map(|p| p.split('@').next().unwrap_or_default().to_string())
         .map(|p| p.trim_start_matches("::").to_string())
         .collect()
 }
@@ -288,6 +299,21 @@ fn the_circle_check_sees_grouped_nested_and_path_imports() {
     assert_eq!(
         imports("store::context", path, &all),
         BTreeSet::from(["store::metrics".to_string()])
+    );
+    // A group after a prefix, a nested `super::super`, and a folder's use
+    // of its own part (not counted).
+    let prefixed = "use crate::store::{context::Tally, pread as file};\nuse super::super::http;";
+    assert_eq!(
+        imports("store::metrics", prefixed, &all),
+        BTreeSet::from([
+            "store::context".to_string(),
+            "store::pread".to_string(),
+            "http".to_string()
+        ])
+    );
+    assert_eq!(
+        imports("store", "use crate::store::pread::PreadFile;", &all),
+        BTreeSet::new()
     );
     let graph = BTreeMap::from([
         ("a".to_string(), BTreeSet::from(["b".to_string()])),

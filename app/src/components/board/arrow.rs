@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 use shakmaty::{Color, Square};
 
-use crate::components::{board::square::square_center, move_list::outcome::Outcome};
+use crate::components::{board::geometry::square_center, move_list::outcome::Outcome};
 
 /// A move of the list under the mouse or keyboard focus.
 #[derive(Clone, Copy, Debug, PartialEq)]

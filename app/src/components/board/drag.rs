@@ -7,7 +7,7 @@
 use leptos::{html, prelude::*, web_sys::PointerEvent};
 use shakmaty::{Color, Piece, Square};
 
-use crate::components::{board::pieces::piece_class, board::square::display_square};
+use crate::components::board::{geometry::display_square, pieces::piece_class};
 
 /// How far (in pixels, summed over both axes) the pointer must travel before
 /// a press becomes a drag; less is a click, and clicks must keep working on

@@ -1,9 +1,21 @@
 //! The board from the keyboard, shared by the play board and the editor:
 //! one tab stop (the square with the keyboard cursor), the arrow keys move
-//! the cursor as the squares are drawn, Enter or Space acts on the square.
+//! the cursor as the squares are drawn, Enter or Space acts on the square;
+//! and the board's name for screen readers, which tells how.
 
 use leptos::{html, prelude::*, wasm_bindgen::JsCast, web_sys};
 use shakmaty::{Color, File, Rank, Square};
+
+/// The board's name for screen readers, with how to use it by keyboard.
+pub fn board_label(orientation: Color) -> String {
+    let bottom = match orientation {
+        Color::White => "White",
+        Color::Black => "Black",
+    };
+    format!(
+        "Board, {bottom} at the bottom. Arrow keys move between squares; Enter picks a piece and plays it."
+    )
+}
 
 /// What a key on the board does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

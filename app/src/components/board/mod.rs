@@ -12,6 +12,7 @@ pub mod arrow;
 pub mod clock;
 pub mod drag;
 pub mod flip;
+pub mod geometry;
 pub mod keys;
 pub mod pieces;
 pub mod promotion;
@@ -22,9 +23,10 @@ use shakmaty::{Color, Move, Piece, Position, Role, Square};
 
 use arrow::{HoveredMove, arrow};
 use drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square};
-use keys::on_board_keydown;
+use geometry::display_square;
+use keys::{board_label, on_board_keydown};
 use promotion::PendingPromotion;
-use square::{display_square, square_shade, square_view};
+use square::{square_shade, square_view};
 
 use crate::game::Game;
 use crate::{
@@ -236,17 +238,6 @@ impl Play {
             }
         }
     }
-}
-
-/// The board's name for screen readers, with how to use it by keyboard.
-pub fn board_label(orientation: Color) -> String {
-    let bottom = match orientation {
-        Color::White => "White",
-        Color::Black => "Black",
-    };
-    format!(
-        "Board, {bottom} at the bottom. Arrow keys move between squares; Enter picks a piece and plays it."
-    )
 }
 
 /// What the squares are marked with besides their shade.

@@ -18,11 +18,11 @@ pub mod variant_switch;
 use leptos::{ev, html, prelude::*, task::spawn_local, web_sys::PointerEvent};
 use shakmaty::{Color, Square, fen::Fen};
 
-use crate::components::{
-    board::board_label,
-    board::drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
-    board::keys::on_board_keydown,
-    board::square::{display_square, square_shade, square_view},
+use crate::components::board::{
+    drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
+    geometry::display_square,
+    keys::{board_label, on_board_keydown},
+    square::{square_shade, square_view},
 };
 use check::{check_rules, check_tables};
 use palette::{Tool, tool_button};
