@@ -165,11 +165,7 @@ mod tests {
         );
         let unchecked = ProphetError::Read {
             path: path.clone(),
-            source: crate::store::table_error::TableIoError::quiet(
-                &path,
-                io::ErrorKind::InvalidData,
-                crate::store::tier::read::UNCHECKED_REFUSAL.to_string(),
-            ),
+            source: crate::store::table_error::TableIoError::never_checked(&path),
         };
         assert_eq!(
             seen.record(&unchecked).map(|f| f.problem),

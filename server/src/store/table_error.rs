@@ -19,6 +19,9 @@ pub struct TableIoError {
     pub detail: String,
     /// The process or system ran out of file descriptors.
     pub out_of_descriptors: bool,
+    /// Refused because its bytes were never checked: a choice of the
+    /// operator's (`--allow-unchecked` lifts it), not a fault of the table.
+    pub never_checked: bool,
 }
 
 impl TableIoError {
@@ -36,6 +39,21 @@ impl TableIoError {
                 path: path.to_path_buf(),
                 detail,
                 out_of_descriptors: false,
+                never_checked: false,
+            },
+        )
+    }
+
+    /// The refusal of a table whose bytes were never checked against a
+    /// published digest (no checksums recorded for it).
+    pub fn never_checked(path: &Path) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            TableIoError {
+                path: path.to_path_buf(),
+                detail: NEVER_CHECKED.to_string(),
+                out_of_descriptors: false,
+                never_checked: true,
             },
         )
     }
@@ -65,6 +83,7 @@ impl TableIoError {
                 path: path.to_path_buf(),
                 detail,
                 out_of_descriptors,
+                never_checked: false,
             },
         )
     }
@@ -82,6 +101,17 @@ impl fmt::Display for TableIoError {
 }
 
 impl std::error::Error for TableIoError {}
+
+/// What a probe of a table without recorded checksums is told.
+const NEVER_CHECKED: &str = "not served: its bytes were never checked against the published digest; check it with `zugzwang verify --init` on its directory (or fetch it with `zugzwang tables fetch`, which checks as it writes), or serve with --allow-unchecked to answer from it anyway";
+
+/// Whether an error is the refusal of a table never checked
+/// ([`TableIoError::never_checked`]).
+pub fn is_never_checked(err: &io::Error) -> bool {
+    err.get_ref()
+        .and_then(|e| e.downcast_ref::<TableIoError>())
+        .is_some_and(|e| e.never_checked)
+}
 
 /// Whether an error means the process or the system had no descriptor left.
 pub fn is_out_of_descriptors(err: &io::Error) -> bool {

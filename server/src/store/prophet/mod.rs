@@ -36,8 +36,7 @@ use index::{Layout, Material};
 
 use crate::store::{
     format::file_name,
-    table_error::{TableIoError, is_out_of_descriptors},
-    tier::read::UNCHECKED_REFUSAL,
+    table_error::{TableIoError, is_never_checked, is_out_of_descriptors},
 };
 
 /// What went wrong reading a Prophet table; every variant names the file.
@@ -115,10 +114,7 @@ impl ProphetError {
         let ProphetError::Read { source, .. } = self else {
             return false;
         };
-        source
-            .get_ref()
-            .and_then(|e| e.downcast_ref::<TableIoError>())
-            .is_some_and(|e| e.detail == UNCHECKED_REFUSAL)
+        is_never_checked(source)
     }
 }
 
@@ -294,11 +290,7 @@ impl Rejected {
                 source: io::Error::new(*kind, format!("it was skipped at start: {detail}")),
             },
             RejectedCause::Unchecked => ProphetError::Read {
-                source: TableIoError::quiet(
-                    &path,
-                    io::ErrorKind::InvalidData,
-                    UNCHECKED_REFUSAL.to_string(),
-                ),
+                source: TableIoError::never_checked(&path),
                 path,
             },
         }

@@ -266,11 +266,7 @@ impl TieredFilesystem {
     /// chose `--allow-unchecked` (the start-up survey said what to run).
     fn unchecked(&self, path: &Path, table: &str) -> io::Result<()> {
         if !self.allows_unchecked() {
-            return Err(TableIoError::quiet(
-                path,
-                io::ErrorKind::InvalidData,
-                UNCHECKED_REFUSAL.to_string(),
-            ));
+            return Err(TableIoError::never_checked(path));
         }
         if self.fast_dir.is_some() {
             self.fallback(
@@ -348,9 +344,6 @@ fn log_fallback(metrics: &ReadMetrics, table: &str, reason: &str) {
         tracing::warn!("{table}: serving from the slow tier only: {reason}");
     }
 }
-
-/// What a probe of a table without recorded checksums is told.
-pub const UNCHECKED_REFUSAL: &str = "not served: its bytes were never checked against the published digest; check it with `zugzwang verify --init` on its directory (or fetch it with `zugzwang tables fetch`, which checks as it writes), or serve with --allow-unchecked to answer from it anyway";
 
 impl Filesystem for TieredFilesystem {
     fn regular_file_size(&self, path: &Path) -> io::Result<u64> {
