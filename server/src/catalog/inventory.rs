@@ -58,15 +58,12 @@ impl Quarantined {
             .into_iter()
             .chain(prophet_format::table_files(dirs, &mut ignored));
         let mut found: Vec<Quarantined> = files
-            .filter_map(|path| {
-                let meta = std::fs::metadata(&path).ok()?;
-                let record = quarantine.find(&path, &meta)?;
-                Some(Quarantined {
-                    table: record.table,
-                    check: record.check,
-                    reason: record.reason,
-                    at: record.at,
-                })
+            .filter_map(|path| quarantine.find_at(&path))
+            .map(|record| Quarantined {
+                table: record.table,
+                check: record.check,
+                reason: record.reason,
+                at: record.at,
             })
             .collect();
         found.sort_by(|a, b| a.table.cmp(&b.table));

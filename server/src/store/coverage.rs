@@ -85,10 +85,7 @@ fn survey_dir(fs: &TieredFilesystem, dir: &Path) -> Uncovered {
     let total = tables.len();
     let quarantined = tables
         .iter()
-        .filter(|(table, parent)| {
-            let path = parent.join(table);
-            std::fs::metadata(&path).is_ok_and(|meta| fs.quarantine().find(&path, &meta).is_some())
-        })
+        .filter(|(table, parent)| fs.quarantine().find_at(&parent.join(table)).is_some())
         .map(|(table, _)| table.clone())
         .collect();
     let unchecked: Vec<(String, PathBuf)> = tables.into_iter().filter(|t| !recorded(t)).collect();

@@ -277,6 +277,13 @@ impl Quarantine {
         Some(record)
     }
 
+    /// The record that applies to the table at `path` as it is on disk
+    /// now; `None` also when the file cannot be looked at.
+    pub fn find_at(&self, path: &Path) -> Option<Record> {
+        let meta = fs::metadata(path).ok()?;
+        self.find(path, &meta)
+    }
+
     /// The error a probe gets for a quarantined table; `None` when the
     /// table at `path` is not quarantined as it is now.
     pub fn refusal(&self, path: &Path, meta: &Metadata) -> Option<io::Error> {
