@@ -17,6 +17,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod dtm;
 pub mod engine;
 pub mod exposition;
 pub mod fetch;
@@ -25,4 +26,3 @@ pub mod progress;
 pub mod service;
 pub mod store;
 pub mod sync;
-pub mod tier_build;

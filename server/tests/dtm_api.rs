@@ -219,11 +219,11 @@ async fn damaged_and_missing_dtm_files() {
         .expect("KQK listed")
         .to_string();
     fs::write(good.path().join("MD5SUMS"), format!("{line}\n")).expect("written");
-    let summary = server::tier_build::build(
-        &server::tier_build::BuildOptions {
+    let summary = server::store::tier::build::build(
+        &server::store::tier::build::BuildOptions {
             prefixes: false,
             per_directory: true,
-            ..server::tier_build::BuildOptions::new(
+            ..server::store::tier::build::BuildOptions::new(
                 vec![good.path().to_owned()],
                 good.path().join(".zugzwang"),
             )

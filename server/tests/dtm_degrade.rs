@@ -23,10 +23,10 @@ use std::{
 use axum::http::StatusCode;
 use serde_json::Value;
 use server::{
+    dtm::index::Material,
     engine::{Engine, EngineConfig},
     progress::Silent,
-    store::prophet::index::Material,
-    tier_build::{self as tier, BuildOptions},
+    store::tier::build::{self as tier, BuildOptions},
 };
 use shakmaty::{
     CastlingMode, Chess, Color, FromSetup, Piece, Position, Role, Setup, Square, fen::Fen,
@@ -359,7 +359,7 @@ async fn flipped_bytes_found_by_the_files_own_checksum_degrade_alike() {
             dirs: vec![copy.path().to_owned()],
         },
         dtm_cache_bytes: 16 << 20,
-        dtm_verification: server::store::prophet::Verification::OnFirstUse,
+        dtm_verification: server::dtm::Verification::OnFirstUse,
     };
     let engine = Engine::with_table_sets(&EngineConfig::default(), &sets).expect("tables load");
     check_degraded(
@@ -412,8 +412,8 @@ async fn a_dtm_table_never_checked_is_named_unchecked() {
 #[test]
 fn the_scrub_names_an_md5_list_without_its_path() {
     use server::{
-        service::scrub::{ScrubState, scrub_pass},
         store::metrics::ReadMetrics,
+        store::scrub::{ScrubState, scrub_pass},
     };
     let Some(shared) = common::shared_dir("prophet", "the scrub's MD5SUMS label check") else {
         return;

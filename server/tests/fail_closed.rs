@@ -13,7 +13,7 @@ use common::assert_no_path;
 use server::{
     engine::{Engine, EngineConfig},
     store::format,
-    tier_build as tier,
+    store::tier::build as tier,
 };
 
 /// Black to move in KQvKR, no captures: the root needs KQvKR.rtbw first.

@@ -16,12 +16,12 @@ use server::{
     engine::{Engine, EngineConfig, EngineError},
     exposition::Exposition,
     progress::Silent,
+    store::tier::build::{self as tier, BuildOptions},
     store::{
         StoreOptions, context, format,
         metrics::{ReadMetrics, Tier},
         tier::{INTEGRITY_SUBDIR, TierOptions, TieredFilesystem, manifest::prefix_path},
     },
-    tier_build::{self as tier, BuildOptions},
 };
 use shakmaty::Chess;
 use shakmaty_syzygy::{SyzygyError, Tablebase, filesystem::ReadHint};
@@ -472,9 +472,9 @@ fn integrity_cost_on_hot_cache() {
 fn scrub_names_a_damaged_table() {
     let slow = copy_of_embedded_tables();
     flip(&slow.path().join("KRvKB.rtbz"), 100);
-    let state = server::service::scrub::ScrubState::default();
+    let state = server::store::scrub::ScrubState::default();
     let reads = ReadMetrics::default();
-    server::service::scrub::scrub_pass(&[slow.path().to_path_buf()], 1000.0, &state, &reads);
+    server::store::scrub::scrub_pass(&[slow.path().to_path_buf()], 1000.0, &state, &reads);
     let damaged: Vec<String> = state.damaged().into_iter().map(|(t, _)| t).collect();
     assert_eq!(damaged, ["KRvKB.rtbz"]);
     assert_eq!(

@@ -35,8 +35,8 @@ use app::{
     practice::defence::{chances_to_go_wrong, drawing_choices, reply},
 };
 use server::{
+    dtm::{Dtm, ProphetTables},
     engine::{Engine, EngineConfig},
-    store::prophet::{Dtm, ProphetTables},
 };
 use shakmaty::{
     Board, CastlingMode, Chess, Color, FromSetup, Move, Piece, Position, Rank, Role, Setup, Square,

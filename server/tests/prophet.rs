@@ -1,4 +1,4 @@
-//! Prophet DTM tables read by `store::prophet`: known values,
+//! Prophet DTM tables read by `dtm`: known values,
 //! Prophet's own longest mates, agreement with Syzygy WDL and move-by-move
 //! consistency on random positions, and damaged files.
 
@@ -10,7 +10,7 @@ use std::{
     sync::Arc,
 };
 
-use server::store::prophet::{Dtm, ProphetError, ProphetOptions, ProphetTables, Verification};
+use server::dtm::{Dtm, ProphetError, ProphetOptions, ProphetTables, Verification};
 use shakmaty::{
     Bitboard, CastlingMode, Chess, Color, FromSetup, Piece, Position, Role, Setup, Square, fen::Fen,
 };

@@ -13,18 +13,19 @@ use std::{
     sync::Arc,
 };
 
+use server::dtm::{
+    Dtm, ProphetOptions, ProphetTables, Verification,
+    index::{Layout, Material},
+};
 use server::{
-    catalog::prophet as dtm,
+    dtm::catalog as dtm,
     progress::Silent,
     store::{
         self, StoreOptions,
         context::{self, ReadEvent},
         metrics::Tier,
-        prophet::{
-            Dtm, ProphetOptions, ProphetTables, Verification, index::Layout, index::Material,
-        },
+        tier::build::{self as tier, BuildOptions},
     },
-    tier_build::{self as tier, BuildOptions},
 };
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 use shakmaty_syzygy::filesystem::{OsFilesystem, ReadHint};
@@ -510,8 +511,8 @@ fn tables_status_counts_prophet_files_and_names_missing_ones() {
 #[test]
 fn the_scrub_checks_prophet_files_and_names_a_damaged_one() {
     use server::{
-        service::scrub::{ScrubState, scrub_pass},
         store::metrics::ReadMetrics,
+        store::scrub::{ScrubState, scrub_pass},
     };
     use std::sync::atomic::Ordering::Relaxed;
 

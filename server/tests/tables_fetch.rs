@@ -31,17 +31,17 @@ use server::{
         self,
         whole_file::{PublishedDigest, md5_file, sha256_file},
     },
+    dtm::format as prophet_format,
     progress::Silent,
     store::{
         format,
-        prophet::format as prophet_format,
         tier::{
             INTEGRITY_SUBDIR,
+            build::{self as tier_build, BuildOptions},
             integrity::{BlockSums, DEFAULT_BLOCK_SIZE, HASH_NAME},
             manifest::{Manifest, sums_path},
         },
     },
-    tier_build::{self, BuildOptions},
 };
 
 /// Faults the mirror injects, each for the named files.

@@ -12,12 +12,12 @@ use std::{path::Path, sync::Arc};
 use common::{embedded_tables_dir, shared_tables_and};
 use server::{
     progress::Silent,
+    store::tier::build::{self as tier, BuildOptions},
     store::{
         context,
         metrics::Tier,
         tier::{TierOptions, TieredFilesystem},
     },
-    tier_build::{self as tier, BuildOptions},
 };
 use shakmaty::Chess;
 use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};

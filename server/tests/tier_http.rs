@@ -9,8 +9,8 @@ use std::path::Path;
 use axum::http::StatusCode;
 use server::{
     engine::{Engine, EngineConfig},
+    store::tier::build as tier,
     store::{StoreOptions, format},
-    tier_build as tier,
 };
 use tier_support::build_tier;
 

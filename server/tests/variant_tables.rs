@@ -15,13 +15,13 @@ use server::{
     engine::{Engine, EngineConfig},
     exposition::Exposition,
     progress::Silent,
-    service::scrub::{ScrubState, scrub_pass},
+    store::scrub::{ScrubState, scrub_pass},
+    store::tier::build as tier_build,
     store::{
         StoreOptions, context,
         metrics::{ReadMetrics, Tier},
         tier::{TierOptions, TieredFilesystem},
     },
-    tier_build,
 };
 use shakmaty::{CastlingMode, fen::Fen, variant::Atomic};
 use shakmaty_syzygy::{Tablebase, filesystem::ReadHint};

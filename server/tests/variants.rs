@@ -420,7 +420,7 @@ async fn a_prober_panic_answers_500_naming_the_position_and_the_server_goes_on()
         antichess: TableDirs::none(),
         dtm: TableDirs::none(),
         dtm_cache_bytes: 0,
-        dtm_verification: server::store::prophet::Verification::default(),
+        dtm_verification: server::dtm::Verification::default(),
     };
     let engine = Engine::with_table_sets(&EngineConfig::default(), &sets).expect("tables load");
     let router = common::router(engine);

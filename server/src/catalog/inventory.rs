@@ -15,11 +15,12 @@ use std::{
 use app::variant::Variant;
 use serde::Serialize;
 
-use super::{Catalog, Published, material, prophet::DtmInventory};
+use super::{Catalog, Published, material};
 use crate::{
     catalog,
+    dtm::{catalog::DtmInventory, format as prophet_format},
     progress::Progress,
-    store::{format::table_files, prophet::format as prophet_format, quarantine::Quarantine},
+    store::{format::table_files, quarantine::Quarantine},
 };
 
 /// The survey of one or more directories, taken together as `serve` would.

@@ -19,15 +19,14 @@
 //! Beside the catalogue itself: `digests` (the md5 lists of atomic and
 //! antichess tables), `material` (each variant's rules for which tables a
 //! capture or promotion leads to), `whole_file` (whole files checked
-//! against the published digests), `inventory` (what directories hold
-//! against the catalogue) and `prophet` (Prophet DTM files: the 2-4 piece
-//! set, md5 lists beside them, their whole-file check). Nothing here is on
-//! the read path of a request.
+//! against the published digests) and `inventory` (what directories hold
+//! against the catalogue; Prophet DTM files have their own catalogue beside
+//! their reader, `crate::dtm::catalog`). Nothing here is on the read path
+//! of a request.
 
 pub mod digests;
 pub mod inventory;
 pub mod material;
-pub mod prophet;
 pub mod whole_file;
 
 use std::{

@@ -20,10 +20,9 @@ use crate::{
         limits,
         listener::{self, ListenerError},
         request_log::{self, RequestLog, RequestLogError},
-        scrub,
         shutdown::{ShutdownError, Signals},
     },
-    store::descriptors::DescriptorBudget,
+    store::{descriptors::DescriptorBudget, scrub},
 };
 
 #[derive(Debug, Args)]

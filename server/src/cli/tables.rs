@@ -19,14 +19,17 @@ use crate::{
     catalog::{
         self, Catalog,
         inventory::{self, Inventory, Quarantined},
-        prophet::{self, DtmInventory},
+    },
+    dtm::{
+        catalog::{self as prophet, DtmInventory},
+        format as prophet_format,
     },
     fetch::{
         self, Done, FetchError, FetchOptions, Summary,
         selection::{self, SelectionError, parse_pieces},
     },
     progress::{Progress, Silent},
-    store::{format, prophet::format as prophet_format, quarantine::Quarantine},
+    store::{format, quarantine::Quarantine},
 };
 
 /// `zugzwang tables ...`
@@ -488,11 +491,11 @@ fn complete(summary: &Summary) -> Result<(), TablesError> {
 /// `tables fetch --dtm`: the mirror's list, the selection, the free-space
 /// check, the transfers, the list in --to, the summary.
 async fn fetch_dtm(args: FetchArgs, from: Vec<reqwest::Url>) -> Result<(), TablesError> {
-    let list = fetch::prophet::fetch_list(&from).await?;
+    let list = crate::dtm::fetch::fetch_list(&from).await?;
     let pieces = args.pieces.unwrap_or_default();
-    let selected = fetch::prophet::select(&list, &pieces, &args.only)?;
+    let selected = crate::dtm::fetch::select(&list, &pieces, &args.only)?;
     let jobs = usize::from(args.jobs);
-    let plan = fetch::prophet::plan(selected, &from, &args.to, jobs).await?;
+    let plan = crate::dtm::fetch::plan(selected, &from, &args.to, jobs).await?;
     let unknown_size = match plan.unknown_size {
         0 => String::new(),
         n => format!(" plus {n} files the mirror gave no size for"),
@@ -512,7 +515,7 @@ async fn fetch_dtm(args: FetchArgs, from: Vec<reqwest::Url>) -> Result<(), Table
         jobs,
     };
     let summary = transfer(&options, plan).await?;
-    let recorded = fetch::prophet::record(&options.to, &list, &summary);
+    let recorded = crate::dtm::fetch::record(&options.to, &list, &summary);
     print!("{}", render_summary(&summary));
     let failed = summary.failures().count();
     match recorded {

@@ -1,5 +1,5 @@
 //! `zugzwang tier build`: copy every table's prefix to fast storage, with
-//! per-block checksums and a manifest (the work is `tier_build`),
+//! per-block checksums and a manifest (the work is `store::tier::build`),
 //! and print how the bytes divide.
 
 use std::path::PathBuf;
@@ -8,9 +8,13 @@ use super::{
     StateDirArg,
     output::{Bar, human},
 };
-use crate::{
-    store::{format::TableKind, quarantine::Quarantine, tier::integrity::DEFAULT_BLOCK_SIZE},
-    tier_build::{BuildOptions, RegionTotals, Summary, build},
+use crate::store::{
+    format::TableKind,
+    quarantine::Quarantine,
+    tier::{
+        build::{BuildOptions, RegionTotals, Summary, build},
+        integrity::DEFAULT_BLOCK_SIZE,
+    },
 };
 
 /// `zugzwang tier ...`

@@ -14,12 +14,17 @@ use super::{
     output::{Bar, human},
 };
 use crate::{
-    catalog::{prophet, whole_file::check_dirs},
+    catalog::whole_file::check_dirs,
+    dtm::catalog as prophet,
     store::{
         quarantine::Quarantine,
-        tier::{INTEGRITY_SUBDIR, integrity::DEFAULT_BLOCK_SIZE, manifest::STATE_CHECKSUMS_SUBDIR},
+        tier::{
+            INTEGRITY_SUBDIR,
+            build::{self as tier_build, BuildOptions},
+            integrity::DEFAULT_BLOCK_SIZE,
+            manifest::STATE_CHECKSUMS_SUBDIR,
+        },
     },
-    tier_build::{self, BuildOptions},
 };
 
 #[derive(Debug, Args)]

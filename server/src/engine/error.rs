@@ -3,10 +3,12 @@
 use app::variant::Variant;
 use shakmaty_syzygy::{ProbeError, SyzygyError};
 
-use crate::store::{
-    format::{file_name, variant_table_name},
-    prophet::ProphetError,
-    table_error,
+use crate::{
+    dtm::ProphetError,
+    store::{
+        format::{file_name, variant_table_name},
+        table_error,
+    },
 };
 
 #[derive(Debug, Clone, thiserror::Error)]

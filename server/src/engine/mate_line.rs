@@ -9,7 +9,7 @@ use shakmaty::{
 };
 
 use super::{EngineError, Tables};
-use crate::store::prophet::Dtm;
+use crate::dtm::Dtm;
 
 /// Longer than any 6-piece mate (549 plies); a longer line is a bug in the
 /// tables or in us: stop rather than spin.
@@ -105,7 +105,7 @@ mod tests {
             antichess: TableDirs::none(),
             dtm: dirs(EMBEDDED_PROPHET_DIR),
             dtm_cache_bytes: 16 << 20,
-            dtm_verification: crate::store::prophet::Verification::default(),
+            dtm_verification: crate::dtm::Verification::default(),
         };
         Tables::load_sets(&sets).expect("embedded tables").0
     }

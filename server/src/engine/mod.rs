@@ -6,7 +6,6 @@
 //! threads together.
 
 pub mod answer_cache;
-pub mod dtm_unavailable;
 pub mod error;
 pub mod load_shedding;
 pub mod mainline;
@@ -41,10 +40,12 @@ pub use table_set::TableSet;
 pub use tables::{LoadError, LoadedDirectory, TableDirs, TableDirsByVariant, Tables};
 pub use unchecked::UncheckedTables;
 
-use crate::store::{
-    self, StoreMetrics, StoreOptions,
-    embedded::{EMBEDDED_ATOMIC_DIR, EMBEDDED_DIR, EMBEDDED_PROPHET_DIR, EmbeddedFilesystem},
-    prophet::{Verification, block_cache::BlockCache},
+use crate::{
+    dtm::{Verification, block_cache::BlockCache},
+    store::{
+        self, StoreMetrics, StoreOptions,
+        embedded::{EMBEDDED_ATOMIC_DIR, EMBEDDED_DIR, EMBEDDED_PROPHET_DIR, EmbeddedFilesystem},
+    },
 };
 
 /// Which tables the engine answers from, how they are read and how much it
@@ -92,7 +93,7 @@ impl Default for EngineConfig {
             atomic: Vec::new(),
             antichess: Vec::new(),
             dtm: Vec::new(),
-            dtm_cache_bytes: store::prophet::block_cache::DEFAULT_BYTES,
+            dtm_cache_bytes: crate::dtm::block_cache::DEFAULT_BYTES,
             store: StoreOptions::default(),
             probe_threads: 16,
             max_pending: 512,
@@ -341,7 +342,7 @@ impl Engine {
 
     /// The DTM tables that failed while answering (answers went on without
     /// `dtm`), with their figures.
-    pub fn dtm_unavailable(&self) -> &dtm_unavailable::DtmUnavailability {
+    pub fn dtm_unavailable(&self) -> &crate::dtm::unavailable::DtmUnavailability {
         self.pool.tables().dtm_unavailable()
     }
 

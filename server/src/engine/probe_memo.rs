@@ -182,7 +182,7 @@ mod tests {
             dtw_zero: false,
             dtz: Some(MaybeRounded::Precise(Dtz(19))),
             dtm: None,
-            dtm_failure: Some(Box::new(crate::engine::dtm_unavailable::DtmFailure {
+            dtm_failure: Some(Box::new(crate::dtm::unavailable::DtmFailure {
                 table: "KQK.egtb.bz".to_string(),
                 problem: app::api::DtmProblem::Damaged,
             })),

@@ -4,7 +4,7 @@
 
 use shakmaty_syzygy::{Dtz, MaybeRounded};
 
-use super::dtm_unavailable::DtmFailure;
+use crate::dtm::unavailable::DtmFailure;
 
 /// What the tables and the rules say about one position, before the
 /// 50-move-rule category is decided (that needs the clock of the move before).

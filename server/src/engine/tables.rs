@@ -19,17 +19,17 @@ use shakmaty::{
 };
 use shakmaty_syzygy::{Dtz, MaybeRounded, Syzygy, SyzygyError, Tablebase, filesystem::Filesystem};
 
-use super::{
-    EngineError, TableSet,
-    dtm_unavailable::{DtmFailure, DtmUnavailability},
-};
+use super::{EngineError, TableSet};
 use crate::{
     catalog::inventory,
+    dtm::{
+        Dtm, ProphetError, ProphetOptions, ProphetTables, Verification,
+        unavailable::{DtmFailure, DtmUnavailability},
+    },
     store::{
         self, context,
         embedded::EmbeddedFilesystem,
         format::{file_name, variant_table_name},
-        prophet::{Dtm, ProphetError, ProphetOptions, ProphetTables, Verification},
     },
 };
 
@@ -281,7 +281,7 @@ impl Tables {
     ///
     /// A DTM table that failed (damaged, unreadable, skipped at start)
     /// does not fail the answer: `dtm` is `None` and the failure says
-    /// which table and why (logged and counted, `dtm_unavailable`). Only a
+    /// which table and why (logged and counted, `crate::dtm::unavailable`). Only a
     /// shortage of file descriptors (503, retry) and a panicking prober
     /// stay errors.
     pub fn probe_dtm(

@@ -16,7 +16,7 @@ use std::{
 use app::variant::Variant;
 use shakmaty::{Color, Position, Role, variant::VariantPosition};
 
-use crate::store::{format::variant_of_name, prophet::format as prophet_format};
+use crate::{dtm::format as prophet_format, store::format::variant_of_name};
 
 /// Pieces of one side, counted by role (pawn, knight, bishop, rook, queen, king).
 type Side = [u8; 6];

@@ -19,20 +19,20 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use crate::{
     catalog::whole_file::{hex, read_chunks},
+    dtm::{
+        ProphetError,
+        format::{self as prophet_format, StreamCheck},
+    },
     store::{
         format::{self, file_name},
-        prophet::{
-            ProphetError,
-            format::{self as prophet_format, StreamCheck},
-        },
         quarantine::Quarantine,
+        tier::build as tier_build,
         tier::{
             INTEGRITY_SUBDIR,
             integrity::{BlockSums, DEFAULT_BLOCK_SIZE, HASH_NAME, block_sum},
             manifest::{Manifest, mtime_ns, sums_path},
         },
     },
-    tier_build,
 };
 
 /// What one pass over a file's bytes found.
@@ -135,7 +135,7 @@ pub fn record(target: &Path, pass: &Pass) -> io::Result<bool> {
         format::parse_file(target).map_err(|e| invalid(e.to_string()))?
     }
     .prefix_len;
-    // As `verify --init` writes it (`tier_build`): checksums only, no prefix.
+    // As `verify --init` writes it (`store::tier::build`): checksums only, no prefix.
     let manifest = Manifest {
         table: table.clone(),
         source_size: meta.len(),

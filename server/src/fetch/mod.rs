@@ -5,11 +5,10 @@
 //! block checksums recorded beside it from the bytes verified (`checksums`).
 //! Before any byte moves, the free space of the directory is compared with
 //! what the transfers still need, as far as sizes are known. Prophet DTM
-//! files (`--dtm`) are planned by `prophet` from the mirror's `MD5SUMS` and
+//! files (`--dtm`) are planned by `crate::dtm::fetch` from the mirror's `MD5SUMS` and
 //! then fetched the same way.
 
 pub mod checksums;
-pub mod prophet;
 pub mod selection;
 pub mod transfer;
 
@@ -162,7 +161,7 @@ pub struct Plan {
 
 impl Plan {
     /// Measures what fetching `files` into `to` (which exists) needs.
-    fn measure(files: Vec<PlannedFile>, to: &Path) -> io::Result<Plan> {
+    pub(crate) fn measure(files: Vec<PlannedFile>, to: &Path) -> io::Result<Plan> {
         // A file already there of the expected size (or of any size where
         // none is published) is checked by its digest, not transferred.
         let to_transfer: Vec<&PlannedFile> = files
@@ -246,7 +245,7 @@ pub fn check_space(plan: &Plan, to: &Path) -> Result<(), FetchError> {
 
 /// The HTTP client: rustls with the ring provider, timeouts that notice a
 /// dead mirror without cutting a slow one.
-fn client() -> Result<Client, FetchError> {
+pub(crate) fn client() -> Result<Client, FetchError> {
     // reqwest is built without a provider of its own; another install won.
     let _ = rustls::crypto::ring::default_provider().install_default();
     Client::builder()

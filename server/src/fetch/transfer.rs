@@ -31,8 +31,9 @@ use tokio::io::AsyncWriteExt;
 use super::checksums::{self, Pass};
 use crate::{
     catalog::{Published, whole_file::PublishedDigest},
+    dtm::format as prophet_format,
     progress::Progress,
-    store::{format::file_name, prophet::format as prophet_format},
+    store::format::file_name,
 };
 
 /// Failed attempts in a row (none adding a byte) before a file is given up.

@@ -24,7 +24,8 @@ use tracing::Level;
 
 use crate::{
     engine::Engine,
-    service::{activity::ConnectionStats, request_log::RequestLog, scrub::ScrubState},
+    service::{activity::ConnectionStats, request_log::RequestLog},
+    store::scrub::ScrubState,
 };
 use bundle_compression::CompressedBundle;
 use request_metrics::RequestMetrics;

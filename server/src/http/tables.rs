@@ -19,9 +19,7 @@ use axum::{
 
 use super::{AppState, error::HttpError};
 use crate::{
-    catalog,
-    engine::Engine,
-    store::{format::variant_of_name, prophet::format as prophet_format},
+    catalog, dtm::format as prophet_format, engine::Engine, store::format::variant_of_name,
 };
 
 /// `GET /tables`, from the lists made when the routes are made and the

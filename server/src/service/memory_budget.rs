@@ -7,10 +7,10 @@
 //! any data block; an eighth of MemAvailable holds the whole index of sets
 //! far larger than RAM (the 3-4-5 piece set's is 2.9 MiB of 131 MB) and
 //! leaves the page cache most of the machine. Decompressed DTM blocks
-//! (`store::prophet::block_cache`) are kept up to 256 MiB, or an eighth of
+//! (`dtm::block_cache`) are kept up to 256 MiB, or an eighth of
 //! MemAvailable on a smaller machine.
 
-use crate::store::{DEFAULT_INDEX_CACHE_BYTES, prophet::block_cache};
+use crate::{dtm::block_cache, store::DEFAULT_INDEX_CACHE_BYTES};
 
 use super::process_health;
 

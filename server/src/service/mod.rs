@@ -16,5 +16,4 @@ pub mod listener;
 pub mod memory_budget;
 pub mod process_health;
 pub mod request_log;
-pub mod scrub;
 pub mod shutdown;

@@ -9,9 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::dtm::format as prophet_format;
+
 use super::{
     format::{file_name, is_table_name},
-    prophet::format as prophet_format,
     tier::{TieredFilesystem, manifest::manifest_path},
 };
 

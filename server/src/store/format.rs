@@ -33,7 +33,7 @@ pub enum TableKind {
     /// Distance to zeroing (`.?tbz`).
     Dtz,
     /// Depth to mate, a Prophet table (`.egtb.bz`, laid out by
-    /// `store::prophet::format::layout`).
+    /// `dtm::format::layout`).
     Dtm,
 }
 

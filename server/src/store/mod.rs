@@ -1,6 +1,9 @@
-//! How table files are read: the filesystem layers handed to shakmaty-syzygy,
-//! and nothing else (the published catalogue, fetching and the tier builder
-//! live beside the store, in `catalog`, `fetch` and `tier_build`).
+//! How table files are read and kept trustworthy: the filesystem layers
+//! handed to shakmaty-syzygy, the fast tier with its builder (`tier`), and
+//! the background check of whole tables (`scrub`). The read path (`open`
+//! and the layers it stacks) knows nothing of the published catalogue; only
+//! the tier's builder and the scrub, which compare whole files with the
+//! published digests, use `catalog`.
 //!
 //! `pread` is the default for table directories on disk; `embedded` serves the
 //! 3- and 4-piece tables compiled into the binary so a fresh clone answers
@@ -16,8 +19,8 @@
 //! and whether it may wait for a disk. Descriptors of table files are kept
 //! within a budget by `handles` (`descriptors` shares the open-files limit
 //! with connections); tables found damaged are refused until replaced
-//! (`quarantine`, records that outlive the process); `coverage` says at start which tables are
-//! served without checksums.
+//! (`quarantine`, records that outlive the process); `coverage` says at
+//! start which tables are served without checksums.
 //!
 //! [`open`] returns the filesystem with its figures ([`StoreMetrics`]):
 //! every layer counts into values it was given, so two stores in one
@@ -33,9 +36,9 @@ pub mod format;
 pub mod handles;
 pub mod metrics;
 pub mod pread;
-pub mod prophet;
 pub mod quarantine;
 pub mod residency;
+pub mod scrub;
 pub mod single_flight;
 pub mod table_error;
 pub mod tier;

@@ -12,6 +12,7 @@ use std::{
 
 use server::{
     progress::Silent,
+    store::tier::build as tier,
     store::{
         context::{self, ReadEvent},
         format,
@@ -19,7 +20,6 @@ use server::{
         table_error::TableIoError,
         tier::{INTEGRITY_SUBDIR, TierOptions, TieredFilesystem, integrity::IntegrityError},
     },
-    tier_build::{self as tier},
 };
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 use shakmaty_syzygy::{ProbeError, SyzygyError, Tablebase, filesystem::ReadHint};

@@ -23,19 +23,17 @@ use md5::{Digest as _, Md5};
 use serde::Serialize;
 
 use super::{
-    digests::parse_md5sums,
-    whole_file::{hex, read_chunks},
+    ProphetError,
+    format::{self as prophet_format, StreamCheck, TableFile, material_of_name},
+    index::Layout,
 };
 use crate::{
-    progress::Progress,
-    store::{
-        format::file_name,
-        prophet::{
-            ProphetError,
-            format::{self as prophet_format, StreamCheck, TableFile, material_of_name},
-            index::Layout,
-        },
+    catalog::{
+        digests::parse_md5sums,
+        whole_file::{hex, read_chunks},
     },
+    progress::Progress,
+    store::format::file_name,
 };
 
 /// The md5 list of the embedded tables, one line per file of the 2-4 piece set.

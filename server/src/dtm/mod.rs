@@ -1,14 +1,24 @@
-//! Depth to mate from Prophet tables: our own reader for the
-//! open DTM tablebase of markus7800/prophet_tb_gen_and_probe, which
-//! lila-tablebase serves as `dtm` with `--prophet`.
+//! Depth to mate: everything about Prophet DTM tables lives here, from the
+//! reader a request uses to the tools that find, check and fetch the files.
 //!
-//! Why our own: the upstream prober is C++ with process-wide state and
+//! - this module: `ProphetTables`, our own reader of the open DTM tablebase
+//!   of markus7800/prophet_tb_gen_and_probe (what lila-tablebase serves as
+//!   `dtm` with `--prophet`); `format` reads one file, `index` maps a
+//!   position to its table and index, `block_cache` keeps decompressed
+//!   blocks, `unavailable` counts the tables that failed while answering
+//!   (the answer goes on with `dtm` null). These sit at the store's level:
+//!   they read through the store's `Filesystem` layers and use nothing
+//!   above them.
+//! - `catalog`: the 2-4 piece set, `MD5SUMS` lists beside tables and the
+//!   whole-file check (`verify`, `tier build`, the scrub, `tables status`).
+//! - `fetch`: `tables fetch --dtm`, through the fetch layer's transfers.
+//!
+//! Why our own reader: the upstream prober is C++ with process-wide state and
 //! reads files through mmap; ours reads through shakmaty-syzygy's
 //! [`Filesystem`] (so it can go over the store's pread and tiered layers),
 //! returns errors naming the damaged file instead of asserting, and keeps
 //! per lookup to one positioned read and one zstd block. The format and
-//! the index are described in server/docs/prophet.md; `format` reads a
-//! file, `index` maps a position to its table and index.
+//! the index are described in server/docs/prophet.md.
 //!
 //! Policy, as lila's: positions with castling rights are not in the tables
 //! (`None`); a material with no table for either side is `None`; a material
@@ -17,8 +27,11 @@
 //! search, as Prophet's own prober does inside lila).
 
 pub mod block_cache;
+pub mod catalog;
+pub mod fetch;
 pub mod format;
 pub mod index;
+pub mod unavailable;
 
 use std::{
     collections::{HashMap, HashSet},

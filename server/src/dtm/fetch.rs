@@ -3,7 +3,7 @@
 //! (`md5  ./4men/0pawns/KBNK.egtb.bz`). The list says which files there are
 //! and the md5 each must have; `--pieces` and `--only` choose among them,
 //! each file goes to the same path below `--to` (the reader searches
-//! subdirectories) through `transfer`, under its real name only once its md5
+//! subdirectories) through `crate::fetch::transfer`, under its real name only once its md5
 //! is the list's. The list gives no sizes: HEAD requests learn them for the
 //! free-space check. Afterwards an `MD5SUMS` in `--to` names the files there
 //! with their md5, so that `verify` and the scrub check them later.
@@ -18,17 +18,15 @@ use futures::StreamExt;
 use reqwest::{Client, StatusCode, Url, header};
 
 use super::{
-    FetchError, Plan, PlannedFile, Summary, selection::SelectionError, transfer::Expected,
+    catalog::{MD5SUMS, piece_count},
+    format::{SEARCH_DEPTH, SUFFIX, is_table_name},
 };
 use crate::{
-    catalog::{
-        digests::parse_md5sums,
-        prophet::{MD5SUMS, piece_count},
+    catalog::digests::parse_md5sums,
+    fetch::{
+        self, FetchError, Plan, PlannedFile, Summary, selection::SelectionError, transfer::Expected,
     },
-    store::{
-        prophet::format::{SEARCH_DEPTH, SUFFIX, is_table_name},
-        tier::manifest::write_atomic,
-    },
+    store::tier::manifest::write_atomic,
 };
 
 /// The largest list accepted (the 2-6 piece set lists a few thousand files).
@@ -65,7 +63,7 @@ pub struct MirrorList {
 
 /// Fetches and reads the `MD5SUMS` of the first mirror directory that has one.
 pub async fn fetch_list(from: &[Url]) -> Result<MirrorList, FetchError> {
-    let client = super::client()?;
+    let client = fetch::client()?;
     let mut absent = None;
     for base in from {
         let url = base
@@ -242,7 +240,7 @@ pub async fn plan(
         source,
     };
     fs::create_dir_all(to).map_err(dir_error)?;
-    let client = super::client()?;
+    let client = fetch::client()?;
     let planned: Vec<PlannedFile> = futures::stream::iter(files)
         .map(|listed| {
             let client = &client;

@@ -2,7 +2,7 @@
 //! background, at a bounded rate, yielding to requests. Prophet DTM files
 //! (`*.egtb.bz`, also in subdirectories) are checked by their own checksum
 //! field and, where an `MD5SUMS` beside them lists them, their md5
-//! (`catalog::prophet`), in the same read.
+//! (`crate::dtm::catalog`), in the same read.
 //!
 //! A periodic full check that stops whenever the server is busy never
 //! finishes on a busy server. So the scrub never stops: it reads at the
@@ -21,17 +21,15 @@ use std::{
     time::{Duration, Instant},
 };
 
+use super::{
+    format::{file_name, table_files},
+    metrics::ReadMetrics,
+    quarantine::Quarantine,
+};
 use crate::{
-    catalog::{
-        prophet::{self, Listed},
-        whole_file::{self as published, PublishedDigest},
-    },
+    catalog::whole_file::{self as published, PublishedDigest},
+    dtm::catalog::{self as prophet, Listed},
     exposition::{Exposition, Kind},
-    store::{
-        format::{file_name, table_files},
-        metrics::ReadMetrics,
-        quarantine::Quarantine,
-    },
     sync::lock,
 };
 

@@ -15,8 +15,9 @@ use std::{
 use app::api::DtmProblem;
 
 use crate::{
+    dtm::ProphetError,
     exposition::{Exposition, Kind},
-    store::{format::file_name, prophet::ProphetError},
+    store::format::file_name,
     sync::lock,
 };
 

@@ -8,8 +8,9 @@
 //! subdirectories `4men/0pawns/`) are built the same way: their prefix is
 //! the header and the block-size list, and the same pass checks their own
 //! checksum field and, where an `MD5SUMS` beside them lists them, their md5
-//! (`catalog::prophet`). Each output file is written atomically and the manifest last, so an
-//! interrupted or failed run leaves either the old entry or the new one.
+//! (`crate::dtm::catalog`). Each output file is written atomically and the
+//! manifest last, so an interrupted or failed run leaves either the old entry
+//! or the new one.
 
 use std::{
     fs::{self, File, Metadata},
@@ -21,24 +22,25 @@ use md5::Md5;
 use sha2::{Digest, Sha256};
 use xxhash_rust::xxh3::xxh3_128;
 
+use super::{
+    INTEGRITY_SUBDIR,
+    integrity::{BlockSums, HASH_NAME, block_sum},
+    manifest::{
+        Manifest, manifest_path, mtime_ns, prefix_path, remove_stale_temporaries, sums_path,
+        write_atomic,
+    },
+};
 use crate::{
-    catalog::{
-        prophet::{self as dtm, FileCheck, Listed},
-        whole_file as published,
+    catalog::whole_file as published,
+    dtm::{
+        ProphetError,
+        catalog::{self as dtm, FileCheck, Listed},
+        format as prophet_format,
     },
     progress::Progress,
     store::{
         format::{self, TableKind, TableLayout, file_name},
-        prophet::{ProphetError, format as prophet_format},
         quarantine::Quarantine,
-        tier::{
-            INTEGRITY_SUBDIR,
-            integrity::{BlockSums, HASH_NAME, block_sum},
-            manifest::{
-                Manifest, manifest_path, mtime_ns, prefix_path, remove_stale_temporaries,
-                sums_path, write_atomic,
-            },
-        },
     },
 };
 
