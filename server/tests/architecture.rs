@@ -328,3 +328,221 @@ fn the_circle_check_sees_grouped_nested_and_path_imports() {
     ]);
     assert_eq!(find_circle(&line), None);
 }
+
+/// Whether `module` is `prefix` or one of its parts.
+fn within(module: &str, prefix: &str) -> bool {
+    module == prefix || module.starts_with(&format!("{prefix}::"))
+}
+
+/// The layering rule of server/docs/architecture.md, checked: the layers
+/// look only down (`cli` → `http` → `engine` → `store`), the store's read
+/// path and the DTM reader beside it use neither the catalogue nor anything
+/// above them, and only the two parts of the store that compare whole files
+/// with the published digests (the tier's builder and the scrub) use the
+/// catalogue.
+#[test]
+fn layers_only_look_down() {
+    let root = root();
+    let all = modules(&root, "server/src");
+    let uses_catalog = ["store::tier::build", "store::scrub"];
+    let above_store = ["cli", "http", "engine", "service", "fetch"];
+    let mut wrong = Vec::new();
+    for (name, code) in &all {
+        let store_level = within(name, "store")
+            || (within(name, "dtm")
+                && !within(name, "dtm::catalog")
+                && !within(name, "dtm::fetch"));
+        let forbidden: Vec<&str> = if store_level && uses_catalog.contains(&name.as_str()) {
+            above_store.to_vec()
+        } else if store_level {
+            [&above_store[..], &["catalog", "dtm::catalog", "dtm::fetch"]].concat()
+        } else if within(name, "catalog") || within(name, "dtm::catalog") {
+            vec!["cli", "http", "engine", "service", "fetch"]
+        } else if within(name, "engine") {
+            vec!["cli", "http"]
+        } else if within(name, "http") || within(name, "service") || within(name, "fetch") {
+            vec!["cli"]
+        } else {
+            Vec::new()
+        };
+        for import in imports(name, code, &all) {
+            if forbidden.iter().any(|layer| within(&import, layer)) {
+                wrong.push(format!("{name} uses {import}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports that look up or sideways against the layering of server/docs/architecture.md: {wrong:#?}"
+    );
+}
+
+/// Where a name the notes give as a path lives: a file from the
+/// repository's root, or from one of the source folders.
+fn find_source(root: &Path, path: &str) -> Option<PathBuf> {
+    [
+        "",
+        "server/src/",
+        "app/src/",
+        "server/",
+        "server/bench/src/",
+    ]
+    .iter()
+    .map(|base| root.join(format!("{base}{path}")))
+    .find(|candidate| candidate.is_file())
+}
+
+/// Whether `code` defines `name` (a function, type, constant, module,
+/// macro) or brings it in with a `use`, so that a reader who opens the
+/// file finds it there.
+fn defines(code: &str, name: &str) -> bool {
+    let name = name.trim_end_matches("()");
+    let word_at = |at: usize| {
+        let after = code[at + name.len()..].chars().next();
+        let before = code[..at].chars().next_back();
+        !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    };
+    let keywords = [
+        "fn ",
+        "struct ",
+        "enum ",
+        "trait ",
+        "type ",
+        "const ",
+        "static ",
+        "mod ",
+        "macro_rules! ",
+    ];
+    code.match_indices(name).any(|(at, _)| {
+        if !word_at(at) {
+            return false;
+        }
+        let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line = code[line_start..at].trim_start();
+        keywords.iter().any(|k| line.ends_with(k))
+            || line.starts_with("pub use ")
+            || line.starts_with("use ")
+            // an enum's variant or a struct's field, on a line of its own
+            || line.is_empty() && code[at + name.len()..].starts_with([',', ' ', '(', '{', ':'])
+    })
+}
+
+/// What one backticked name of the notes claims, if it is one of ours.
+fn check_claim(
+    root: &Path,
+    modules_of: &BTreeMap<&str, BTreeMap<String, String>>,
+    token: &str,
+    next: Option<&str>,
+) -> Option<String> {
+    let identifier = |s: &str| {
+        let s = s.trim_end_matches("()");
+        !s.is_empty()
+            && s.split("::")
+                .all(|seg| !seg.is_empty() && seg.chars().all(|c| c.is_alphanumeric() || c == '_'))
+    };
+    if token.ends_with(".rs") && !token.contains(' ') {
+        let Some(file) = find_source(root, token) else {
+            return Some(format!("`{token}`: no such file"));
+        };
+        let next = next.filter(|n| identifier(n))?;
+        let code = std::fs::read_to_string(&file).ok()?;
+        let first = next.split("::").next()?;
+        return (!defines(&code, first))
+            .then(|| format!("`{token}` `{next}`: `{first}` is not in {}", file.display()));
+    }
+    if !token.contains("::") || !identifier(token) {
+        return None;
+    }
+    let mut segments: Vec<&str> = token.trim_end_matches("()").split("::").collect();
+    let src = match segments[0] {
+        "app" => {
+            segments.remove(0);
+            "app/src"
+        }
+        "server" | "crate" => {
+            segments.remove(0);
+            "server/src"
+        }
+        first if modules_of["server/src"].contains_key(first) => "server/src",
+        _ => return None,
+    };
+    let all = &modules_of[src];
+    let module = longest_module(&segments, all)?;
+    let depth = module.split("::").count();
+    let rest = &segments[depth..];
+    let Some(first) = rest.first() else {
+        return None;
+    };
+    let file = src.to_string() + "/" + &module.replace("::", "/");
+    let code = std::fs::read_to_string(
+        find_source(root, &format!("{file}.rs"))
+            .or_else(|| find_source(root, &format!("{file}/mod.rs")))?,
+    )
+    .ok()?;
+    if !defines(&code, first) {
+        return Some(format!("`{token}`: `{first}` is not in {file}"));
+    }
+    let second = rest.get(1)?;
+    (!defines(&code, second) && !all.values().any(|other| defines(other, second)))
+        .then(|| format!("`{token}`: no `{second}` in {src}"))
+}
+
+/// The notes a new engineer reads first must not send them looking for a
+/// file, module or function that moved: every source path, module path and
+/// "file `function`" pair they give in backticks exists where they say.
+#[test]
+fn the_architecture_notes_name_what_exists() {
+    let root = root();
+    let notes = std::fs::read_to_string(root.join("server/docs/architecture.md"))
+        .expect("server/docs/architecture.md is readable");
+    let modules_of: BTreeMap<&str, BTreeMap<String, String>> = ["server/src", "app/src"]
+        .into_iter()
+        .map(|src| (src, modules(&root, src)))
+        .collect();
+    // Backticked spans with what follows each: "`a.rs` `f`" pairs a file
+    // with a name in it.
+    let parts: Vec<&str> = notes.split('`').collect();
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for i in (1..parts.len()).step_by(2) {
+        let next = (parts.get(i + 1) == Some(&" "))
+            .then(|| parts.get(i + 2).copied())
+            .flatten();
+        let token = parts[i];
+        if token.ends_with(".rs") || token.contains("::") {
+            checked += 1;
+        }
+        if let Some(problem) = check_claim(&root, &modules_of, token, next) {
+            wrong.push(problem);
+        }
+    }
+    assert!(
+        checked > 100,
+        "found only {checked} names to check; the reader is broken"
+    );
+    assert!(
+        wrong.is_empty(),
+        "server/docs/architecture.md names what is not there: {wrong:#?}"
+    );
+}
+
+/// The notes' check itself: it must catch a moved file, a renamed
+/// function and a module path that points nowhere.
+#[test]
+fn the_notes_check_catches_what_moved() {
+    let root = root();
+    let modules_of: BTreeMap<&str, BTreeMap<String, String>> = ["server/src", "app/src"]
+        .into_iter()
+        .map(|src| (src, modules(&root, src)))
+        .collect();
+    let claim = |token: &str, next: Option<&str>| check_claim(&root, &modules_of, token, next);
+    assert!(claim("store/tier/read.rs", Some("TieredFilesystem")).is_none());
+    assert!(claim("server/src/tier_build.rs", None).is_some());
+    assert!(claim("http/api.rs", Some("no_such_handler")).is_some());
+    assert!(claim("app::variant::parse_variant_fen", None).is_none());
+    assert!(claim("app::position::parse_fen_nowhere", None).is_some());
+    assert!(claim("store::context::counting", None).is_none());
+    assert!(claim("engine::Engine::probe", None).is_none());
+    assert!(claim("engine::Engine::no_such_method", None).is_some());
+}
