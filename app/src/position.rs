@@ -97,7 +97,9 @@ pub fn to_fen<P: Position>(pos: &P) -> String {
     Fen::from_position(pos, shakmaty::EnPassantMode::Legal).to_string()
 }
 
-/// Number of pieces on the board, kings included (what the tables are sized by).
+/// Number of pieces on the board, kings included (what the tables are
+/// sized by): the position's, where `material::piece_count` reads a
+/// table's from its name.
 pub fn piece_count<P: Position>(pos: &P) -> usize {
     pos.board().occupied().count()
 }

@@ -23,7 +23,7 @@ use std::{
 use axum::http::StatusCode;
 use serde_json::Value;
 use server::{
-    dtm::index::Material,
+    dtm::index::ProphetMaterial,
     engine::{Engine, EngineConfig},
     progress::Silent,
     store::tier::build::{self as tier, BuildOptions},
@@ -168,7 +168,7 @@ fn fen(pos: &Chess) -> String {
 
 /// The Prophet file a position's `dtm` comes from.
 fn file_of(pos: &Chess) -> String {
-    format!("{}.egtb.bz", Material::from_position(pos).name())
+    format!("{}.egtb.bz", ProphetMaterial::from_position(pos).name())
 }
 
 /// Every field but `dtm` (and the moves, compared one by one).

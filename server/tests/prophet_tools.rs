@@ -13,9 +13,10 @@ use std::{
     sync::Arc,
 };
 
+use app::material::piece_count;
 use server::dtm::{
     Dtm, ProphetOptions, ProphetTables, Verification,
-    index::{Layout, Material},
+    index::{Layout, ProphetMaterial},
 };
 use server::{
     dtm::catalog as dtm,
@@ -27,7 +28,7 @@ use server::{
         tier::build::{self as tier, BuildOptions},
     },
 };
-use shakmaty::{CastlingMode, Chess, fen::Fen};
+use shakmaty::{CastlingMode, Chess, Role, fen::Fen};
 use shakmaty_syzygy::filesystem::{OsFilesystem, ReadHint};
 
 /// The embedded Prophet tables the repository carries.
@@ -59,9 +60,9 @@ fn generator_dir(names: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let mut md5sums = String::new();
     for name in names {
-        let material = Material::from_name(name.strip_suffix(".egtb.bz").unwrap()).unwrap();
-        let pawns = material.stm[0] + material.sntm[0];
-        let sub = format!("{}men/{pawns}pawns", material.pieces());
+        let material = ProphetMaterial::from_name(name.strip_suffix(".egtb.bz").unwrap()).unwrap();
+        let pawns = material.stm.count(Role::Pawn) + material.sntm.count(Role::Pawn);
+        let sub = format!("{}men/{pawns}pawns", piece_count(name));
         fs::create_dir_all(dir.path().join(&sub)).unwrap();
         fs::copy(embedded_dir().join(name), dir.path().join(&sub).join(name)).unwrap();
         md5sums.push_str(&format!("{}  ./{sub}/{name}\n", embedded_md5(name)));
@@ -89,7 +90,7 @@ fn block_of(file: &Path, pos: &Chess) -> (u64, u64) {
     let lengths: Vec<u64> = (0..blocks)
         .map(|b| u64::from(u16::from_le_bytes([bytes[24 + 2 * b], bytes[25 + 2 * b]])))
         .collect();
-    let index = Layout::new(Material::from_position(pos))
+    let index = Layout::new(ProphetMaterial::from_position(pos))
         .index(pos)
         .unwrap();
     let block = (index / per_block) as usize;
@@ -353,7 +354,7 @@ fn verify_checks_prophet_files_by_checksum_and_md5sums() {
         .filter_map(|l| l.split(':').next())
         .collect();
     assert_eq!(missing.len(), 66 - 4, "{out}");
-    assert!(missing.iter().all(|n| dtm::piece_count(n) <= 4), "{out}");
+    assert!(missing.iter().all(|n| piece_count(n) <= 4), "{out}");
 
     // A damaged block: md5 against MD5SUMS names the list.
     flip_block_of(dir.path(), "KBNK.egtb.bz", POSITIONS[0].0);
@@ -450,7 +451,7 @@ fn tables_status_counts_prophet_files_and_names_missing_ones() {
             .join(" ")
     };
     let expected = dtm::expected_files();
-    let of = |p: usize| expected.iter().filter(|n| dtm::piece_count(n) == p).count();
+    let of = |p: usize| expected.iter().filter(|n| piece_count(n) == p).count();
     assert!(row("2").starts_with("2 1 of 1"), "{out}");
     assert!(row("3").starts_with(&format!("3 2 of {}", of(3))), "{out}");
     assert!(row("4").starts_with(&format!("4 1 of {}", of(4))), "{out}");

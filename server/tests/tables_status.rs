@@ -8,7 +8,7 @@ mod process;
 
 use std::{fs, path::Path};
 
-use app::variant::Variant;
+use app::{material::piece_count, variant::Variant};
 use serde_json::Value;
 use server::catalog;
 
@@ -150,7 +150,7 @@ fn every_shared_table_has_what_its_captures_and_promotions_need() {
         return;
     };
     let installed = common::engine_with(vec![shared]).installed_tables(Variant::Standard);
-    assert!(installed.iter().any(|m| catalog::piece_count(m) == 5));
+    assert!(installed.iter().any(|m| piece_count(m) == 5));
     for table in &installed {
         for needed in catalog::with_dependencies([table.as_str()]) {
             assert!(

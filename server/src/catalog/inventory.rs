@@ -12,7 +12,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use app::variant::Variant;
+use app::{material::piece_count, variant::Variant};
 use serde::Serialize;
 
 use super::{Catalog, Published, material};
@@ -342,7 +342,7 @@ fn to_complete(catalog: &Catalog, intact: &BTreeMap<String, u64>) -> Vec<ToCompl
         .map(|(set, range)| {
             let lacking: Vec<Option<u64>> = catalog
                 .names()
-                .filter(|n| range.contains(&catalog::piece_count(n)) && !intact.contains_key(*n))
+                .filter(|n| range.contains(&piece_count(n)) && !intact.contains_key(*n))
                 .map(|n| catalog.published(n).and_then(|p| p.size))
                 .collect();
             ToComplete {
@@ -391,14 +391,14 @@ pub fn completeness<'a>(
     let present: BTreeSet<usize> = files
         .into_iter()
         .filter(|file| catalog.material_of(file).is_some())
-        .map(catalog::piece_count)
+        .map(piece_count)
         .collect();
     present
         .into_iter()
         .map(|pieces| {
             let complete = installed
                 .iter()
-                .filter(|m| catalog::piece_count(m) == pieces && catalog.canonical(m).is_some())
+                .filter(|m| piece_count(m) == pieces && catalog.canonical(m).is_some())
                 .count();
             (pieces, complete, catalog.materials_with(pieces).count())
         })

@@ -12,37 +12,21 @@
 
 use std::collections::BTreeSet;
 
-use app::variant::Variant;
-
-/// Pieces in the order table names write them within a side.
-const ORDER: &str = "KQRBNP";
-
-/// Pieces in a table or file named like `KRPvKP` or `KRPvKP.rtbw`.
-pub fn piece_count(name: &str) -> usize {
-    name.split('.')
-        .next()
-        .unwrap_or("")
-        .chars()
-        .filter(|c| c.is_ascii_uppercase())
-        .count()
-}
+use app::{
+    material::{Material, Pieces},
+    variant::Variant,
+};
 
 /// Pieces of one side in the order table names use (K, Q, R, B, N, P);
 /// `None` for a letter that is not a piece.
 pub fn sorted_side(side: &str) -> Option<String> {
-    let mut ranks: Vec<usize> = side.chars().map(|c| ORDER.find(c)).collect::<Option<_>>()?;
-    ranks.sort_unstable();
-    Some(ranks.iter().map(|&r| &ORDER[r..=r]).collect())
+    Pieces::parse(side).map(|pieces| pieces.to_string())
 }
 
 /// Whether `name` is spelled as table files name a material: two sides
 /// (`KRP`, `KR`) of pieces in table order, joined by `v`.
 pub fn is_material(name: &str) -> bool {
-    name.split_once('v').is_some_and(|(a, b)| {
-        [a, b]
-            .iter()
-            .all(|side| !side.is_empty() && sorted_side(side).as_deref() == Some(*side))
-    })
+    Material::parse(name).is_some_and(|material| material.to_string() == name)
 }
 
 /// The materials one capture or one promotion away from `material` under
@@ -142,17 +126,12 @@ mod tests {
     /// Successors spelled alike: each side in table order, the side with
     /// more (then stronger) pieces first.
     fn successors_of(variant: Variant, material: &str) -> BTreeSet<String> {
-        let rank = |side: &str| -> (std::cmp::Reverse<usize>, Vec<Option<usize>>) {
-            let ranks = side.chars().map(|c| ORDER.find(c)).collect();
-            (std::cmp::Reverse(side.len()), ranks)
-        };
         successors(variant, material)
             .into_iter()
             .map(|m| {
                 let (a, b) = m.split_once('v').unwrap();
                 let (a, b) = (sorted_side(a).unwrap(), sorted_side(b).unwrap());
-                let (a, b) = if rank(&a) <= rank(&b) { (a, b) } else { (b, a) };
-                format!("{a}v{b}")
+                app::material::table_name_of_sides(&a, &b)
             })
             .collect()
     }
@@ -217,9 +196,7 @@ mod tests {
     }
 
     #[test]
-    fn counts_pieces_of_names() {
-        assert_eq!(piece_count("KRPvKP.rtbw"), 5);
-        assert_eq!(piece_count("BvP.gtbz"), 2);
+    fn sorts_sides() {
         assert_eq!(sorted_side("PRK").as_deref(), Some("KRP"));
         assert_eq!(sorted_side("KX"), None);
     }

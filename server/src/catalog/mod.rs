@@ -35,13 +35,11 @@ use std::{
     sync::LazyLock,
 };
 
-use app::variant::Variant;
+use app::{material::piece_count, variant::Variant};
 use shakmaty_syzygy::Metric;
 
 use crate::store::format::{variant_of_name, variant_table_name};
 use whole_file::PublishedDigest;
-
-pub use material::piece_count;
 
 static SHA256: &str = include_str!("../../checksums/sha256");
 static BYTES: &str = include_str!("../../checksums/bytes.tsv");

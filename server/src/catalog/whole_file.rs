@@ -13,9 +13,9 @@ use std::{
 use md5::{Digest as _, Md5};
 use sha2::{Digest, Sha256};
 
-use app::variant::Variant;
+use app::{material::piece_count, variant::Variant};
 
-use super::{digests as variant_digests, piece_count, sha256};
+use super::{digests as variant_digests, sha256};
 use crate::{
     catalog,
     progress::Progress,

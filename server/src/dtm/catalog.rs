@@ -19,6 +19,7 @@ use std::{
     path::{Component, Path, PathBuf},
 };
 
+use app::material::piece_count;
 use md5::{Digest as _, Md5};
 use serde::Serialize;
 
@@ -52,11 +53,6 @@ pub fn expected_files() -> BTreeSet<&'static str> {
         .map(|(_, path)| path.rsplit('/').next().unwrap_or(path))
         .filter(|name| prophet_format::is_table_name(name))
         .collect()
-}
-
-/// The pieces (kings included) of a Prophet file name; 0 for another name.
-pub fn piece_count(file: &str) -> usize {
-    material_of_name(file).map_or(0, |m| m.pieces())
 }
 
 /// A path with `.` components left out, so that `DIR/./4men/x` and

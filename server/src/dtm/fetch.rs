@@ -14,11 +14,12 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use app::material::piece_count;
 use futures::StreamExt;
 use reqwest::{Client, StatusCode, Url, header};
 
 use super::{
-    catalog::{MD5SUMS, piece_count},
+    catalog::MD5SUMS,
     format::{SEARCH_DEPTH, SUFFIX, is_table_name},
 };
 use crate::{

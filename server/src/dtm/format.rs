@@ -24,7 +24,7 @@ use shakmaty_syzygy::filesystem::{Filesystem, OsFilesystem, RandomAccessFile, Re
 use super::{
     ProphetError,
     block_cache::BlockCache,
-    index::{Layout, Material},
+    index::{Layout, ProphetMaterial},
 };
 use crate::store::format::{TableKind, TableLayout, file_name};
 
@@ -263,8 +263,8 @@ pub const SUFFIX: &str = ".egtb.bz";
 
 /// The material of a Prophet table file name (`KBNK.egtb.bz`), if the name
 /// is one (the canonical spelling only, as the generator writes it).
-pub fn material_of_name(file: &str) -> Option<Material> {
-    Material::from_name(file.strip_suffix(SUFFIX)?)
+pub fn material_of_name(file: &str) -> Option<ProphetMaterial> {
+    ProphetMaterial::from_name(file.strip_suffix(SUFFIX)?)
 }
 
 /// Whether a file name is a Prophet table's.

@@ -11,6 +11,7 @@
 
 use std::sync::OnceLock;
 
+use app::material::{Material, Pieces};
 use shakmaty::{Bitboard, Chess, Color, EnPassantMode, Piece, Position, Role, Square, attacks};
 
 /// Roles in the order Prophet names and indexes the non-king pieces.
@@ -22,54 +23,39 @@ const PAWN_SQUARES: Bitboard = Bitboard(0x00ff_ffff_ffff_ff00);
 /// The 14 en passant configurations (ep pawn file, capturing pawn left or right).
 const N_EP: u64 = 14;
 
-/// Counts of each role (pawn..king, by `Role as usize - 1`) for both sides,
-/// the side to move first: what a Prophet table is named after.
+/// A Prophet table's material: the side to move's pieces, then the other
+/// side's. Where a Syzygy material ([`Material`]) names one table for both
+/// sides to move, this names one of Prophet's two (`KBNK`, `KKBN`), and
+/// the index counts from the side to move's point of view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Material {
+pub struct ProphetMaterial {
     /// The side to move's pieces.
-    pub stm: [u8; 6],
+    pub stm: Pieces,
     /// The other side's pieces.
-    pub sntm: [u8; 6],
+    pub sntm: Pieces,
 }
 
-fn role_index(role: Role) -> usize {
-    role as usize - 1
-}
-
-impl Material {
+impl ProphetMaterial {
     /// The material of `pos`, seen from its side to move.
-    pub fn from_position(pos: &Chess) -> Material {
+    pub fn from_position(pos: &Chess) -> ProphetMaterial {
         let board = pos.board();
-        let mut counts = [[0u8; 6]; 2];
-        for (_, piece) in board.iter() {
-            let side = usize::from(piece.color != pos.turn());
-            counts[side][role_index(piece.role)] += 1;
-        }
-        Material {
-            stm: counts[0],
-            sntm: counts[1],
+        ProphetMaterial {
+            stm: Pieces::of(board, pos.turn()),
+            sntm: Pieces::of(board, !pos.turn()),
         }
     }
 
     /// Parses a table name such as `KBNK` (the side to move's pieces first,
     /// each side `K` then queens, rooks, bishops, knights, pawns). Only the
     /// canonical spelling is accepted, so that one material has one name.
-    pub fn from_name(name: &str) -> Option<Material> {
+    pub fn from_name(name: &str) -> Option<ProphetMaterial> {
         let rest = name.strip_prefix('K')?;
         let (stm, sntm) = rest.split_once('K')?;
-        let side = |letters: &str| -> Option<[u8; 6]> {
-            let mut counts = [0u8; 6];
-            counts[role_index(Role::King)] = 1;
-            for c in letters.chars() {
-                let role = Role::from_char(c.to_ascii_lowercase())?;
-                if role == Role::King || !c.is_ascii_uppercase() {
-                    return None;
-                }
-                counts[role_index(role)] += 1;
-            }
-            Some(counts)
+        // Each side has one king, the `K` its letters follow.
+        let side = |letters: &str| {
+            Pieces::parse(&format!("K{letters}")).filter(|side| side.count(Role::King) == 1)
         };
-        let material = Material {
+        let material = ProphetMaterial {
             stm: side(stm)?,
             sntm: side(sntm)?,
         };
@@ -79,46 +65,30 @@ impl Material {
     /// The material as Syzygy names it (`KBNK` → `KBNvK`, stronger side
     /// first), whichever side is to move.
     pub fn syzygy_name(&self) -> String {
-        let name = self.name();
-        let split = name[1..].find('K').map_or(name.len(), |i| i + 1);
-        let (stm, sntm) = name.split_at(split);
-        app::material::table_name_of_sides(stm, sntm)
+        Material {
+            first: self.stm,
+            second: self.sntm,
+        }
+        .table_name()
     }
 
-    /// The table's name, e.g. `KBNK`.
+    /// The table's name, e.g. `KBNK`: each side spelled as Syzygy spells it,
+    /// without the `v`.
     pub fn name(&self) -> String {
-        let mut name = String::new();
-        for counts in [&self.stm, &self.sntm] {
-            name.push('K');
-            for role in PIECE_ROLES.iter().copied().chain([Role::Pawn]) {
-                for _ in 0..counts[role_index(role)] {
-                    name.push(role.upper_char());
-                }
-            }
-        }
-        name
+        format!("{}{}", self.stm, self.sntm)
     }
 
     /// The same material with the other side to move.
-    pub fn mirrored(&self) -> Material {
-        Material {
+    pub fn mirrored(&self) -> ProphetMaterial {
+        ProphetMaterial {
             stm: self.sntm,
             sntm: self.stm,
         }
     }
 
-    /// Number of pieces, kings included.
-    pub fn pieces(&self) -> usize {
-        self.stm
-            .iter()
-            .chain(&self.sntm)
-            .map(|&n| usize::from(n))
-            .sum()
-    }
-
     fn count(&self, stm: bool, role: Role) -> u8 {
-        let side = if stm { &self.stm } else { &self.sntm };
-        side[role_index(role)]
+        let side = if stm { self.stm } else { self.sntm };
+        side.count(role)
     }
 
     fn has_pawns(&self) -> bool {
@@ -215,7 +185,7 @@ fn pawn_kings() -> &'static KingPairs {
 /// one table: enough to turn a position into an index.
 #[derive(Debug, Clone)]
 pub struct Layout {
-    material: Material,
+    material: ProphetMaterial,
     /// Start of each king pair's slice of the non-en-passant part; one more
     /// entry than pairs, the last being the size of that part.
     king_offsets: Vec<u64>,
@@ -225,7 +195,7 @@ pub struct Layout {
 
 impl Layout {
     /// The layout of the table for `material` (side to move first).
-    pub fn new(material: Material) -> Layout {
+    pub fn new(material: ProphetMaterial) -> Layout {
         let pawns = material.has_pawns();
         let kings = if pawns {
             pawn_kings()
@@ -294,7 +264,7 @@ impl Layout {
     }
 
     /// The material this layout is for.
-    pub fn material(&self) -> Material {
+    pub fn material(&self) -> ProphetMaterial {
         self.material
     }
 
@@ -500,7 +470,11 @@ mod tests {
 
     #[test]
     fn syzygy_names_put_the_stronger_side_first() {
-        let name = |n: &str| Material::from_name(n).expect("a table name").syzygy_name();
+        let name = |n: &str| {
+            ProphetMaterial::from_name(n)
+                .expect("a table name")
+                .syzygy_name()
+        };
         assert_eq!(name("KBNK"), "KBNvK");
         assert_eq!(name("KKBN"), "KBNvK");
         assert_eq!(name("KPKR"), "KRvKP");
@@ -510,12 +484,12 @@ mod tests {
     #[test]
     fn names_round_trip() {
         for name in ["KK", "KBNK", "KKQ", "KPKP", "KQKR", "KRPK"] {
-            let material = Material::from_name(name).expect(name);
+            let material = ProphetMaterial::from_name(name).expect(name);
             assert_eq!(material.name(), name);
         }
-        assert_eq!(Material::from_name("KNBK"), None);
-        assert_eq!(Material::from_name("KBN"), None);
-        assert_eq!(Material::from_name("KXK"), None);
+        assert_eq!(ProphetMaterial::from_name("KNBK"), None);
+        assert_eq!(ProphetMaterial::from_name("KBN"), None);
+        assert_eq!(ProphetMaterial::from_name("KXK"), None);
     }
 
     #[test]
@@ -530,7 +504,7 @@ mod tests {
             ("KBNK", 1550621),
             ("KNKQ", 1603202),
         ] {
-            let layout = Layout::new(Material::from_name(name).expect(name));
+            let layout = Layout::new(ProphetMaterial::from_name(name).expect(name));
             assert_eq!(layout.num_positions(), positions, "{name}");
         }
     }

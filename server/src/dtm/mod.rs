@@ -45,7 +45,7 @@ use shakmaty_syzygy::filesystem::Filesystem;
 
 use block_cache::BlockCache;
 use format::TableFile;
-use index::{Layout, Material};
+use index::{Layout, ProphetMaterial};
 
 use crate::store::{
     format::file_name,
@@ -312,8 +312,8 @@ impl Rejected {
 
 /// The Prophet tables found in some directories.
 pub struct ProphetTables {
-    tables: HashMap<Material, Table>,
-    rejected: HashMap<Material, Rejected>,
+    tables: HashMap<ProphetMaterial, Table>,
+    rejected: HashMap<ProphetMaterial, Rejected>,
     cache: BlockCache,
 }
 
@@ -359,7 +359,7 @@ impl ProphetTables {
         filesystem: Arc<dyn Filesystem>,
         options: ProphetOptions,
     ) -> Result<ProphetTables, ProphetError> {
-        let mut found: HashMap<Material, PathBuf> = HashMap::new();
+        let mut found: HashMap<ProphetMaterial, PathBuf> = HashMap::new();
         for dir in dirs {
             let mut files = Vec::new();
             list_tables(filesystem.as_ref(), dir, 3, &mut files)?;
@@ -421,7 +421,7 @@ impl ProphetTables {
 
     /// Names of the tables found, sorted.
     pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.tables.keys().map(Material::name).collect();
+        let mut names: Vec<String> = self.tables.keys().map(ProphetMaterial::name).collect();
         names.sort();
         names
     }
@@ -444,7 +444,11 @@ impl ProphetTables {
     /// The materials the tables answer, named as Syzygy names them
     /// (`KBNvK`: either side's file answers both), sorted.
     pub fn materials(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.tables.keys().map(Material::syzygy_name).collect();
+        let mut names: Vec<String> = self
+            .tables
+            .keys()
+            .map(ProphetMaterial::syzygy_name)
+            .collect();
         names.sort();
         names.dedup();
         names
@@ -467,7 +471,7 @@ impl ProphetTables {
     }
 
     fn probe_at_depth(&self, pos: &Chess, depth: u32) -> Result<Option<Dtm>, ProphetError> {
-        let material = Material::from_position(pos);
+        let material = ProphetMaterial::from_position(pos);
         if let Some(table) = self.tables.get(&material) {
             return table.probe(pos, &self.cache).map(Some);
         }
@@ -552,7 +556,7 @@ fn list_tables(
     filesystem: &dyn Filesystem,
     dir: &Path,
     depth: u32,
-    out: &mut Vec<(Material, PathBuf)>,
+    out: &mut Vec<(ProphetMaterial, PathBuf)>,
 ) -> Result<(), ProphetError> {
     let entries = filesystem
         .read_dir(dir)
@@ -563,7 +567,7 @@ fn list_tables(
     for path in entries {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if let Some(stem) = name.strip_suffix(".egtb.bz") {
-            if let Some(material) = Material::from_name(stem)
+            if let Some(material) = ProphetMaterial::from_name(stem)
                 && filesystem.regular_file_size(&path).is_ok()
             {
                 out.push((material, path));

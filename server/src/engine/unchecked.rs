@@ -13,18 +13,18 @@ use std::{
     sync::atomic::{AtomicU64, Ordering},
 };
 
-use app::variant::Variant;
+use app::{
+    material::{Material, Pieces},
+    variant::Variant,
+};
 use shakmaty::{Color, Position, Role, variant::VariantPosition};
 
 use crate::{dtm::format as prophet_format, store::format::variant_of_name};
 
-/// Pieces of one side, counted by role (pawn, knight, bishop, rook, queen, king).
-type Side = [u8; 6];
-
 /// The unchecked tables served, as materials.
 #[derive(Debug, Default)]
 pub struct UncheckedTables {
-    materials: Vec<(Variant, Side, Side)>,
+    materials: Vec<(Variant, Pieces, Pieces)>,
     answers: AtomicU64,
 }
 
@@ -53,11 +53,14 @@ impl UncheckedTables {
             return false;
         };
         let board = pos.board();
-        let (white, black) = (side(board, Color::White), side(board, Color::Black));
+        let (white, black) = (
+            Pieces::of(board, Color::White),
+            Pieces::of(board, Color::Black),
+        );
         let touched = self.materials.iter().any(|(v, a, b)| {
             *v == variant
-                && ((reaches(&white, a) && reaches(&black, b))
-                    || (reaches(&white, b) && reaches(&black, a)))
+                && ((reaches(white, *a) && reaches(black, *b))
+                    || (reaches(white, *b) && reaches(black, *a)))
         });
         if touched {
             self.answers.fetch_add(1, Ordering::Relaxed);
@@ -71,42 +74,28 @@ impl UncheckedTables {
     }
 }
 
-fn side(board: &shakmaty::Board, color: Color) -> Side {
-    let mut side = [0; 6];
-    for role in Role::ALL {
-        side[role as usize - 1] = (board.by_color(color) & board.by_role(role)).count() as u8;
-    }
-    side
-}
-
 /// Whether captures and promotions can turn the pieces `from` into `to`:
 /// no pawn is gained, and each piece gained comes from a promoted pawn.
-fn reaches(from: &Side, to: &Side) -> bool {
-    let (pawns_from, pawns_to) = (from[0], to[0]);
+fn reaches(from: Pieces, to: Pieces) -> bool {
+    let (pawns_from, pawns_to) = (from.count(Role::Pawn), to.count(Role::Pawn));
     if pawns_to > pawns_from {
         return false;
     }
-    let gained: u8 = (1..6).map(|i| to[i].saturating_sub(from[i])).sum();
+    let gained: u8 = Role::ALL[1..]
+        .iter()
+        .map(|&role| to.count(role).saturating_sub(from.count(role)))
+        .sum();
     gained <= pawns_from - pawns_to
 }
 
 /// A table file's variant and its two sides' pieces.
-fn material_of_file(name: &str) -> Option<(Variant, Side, Side)> {
+fn material_of_file(name: &str) -> Option<(Variant, Pieces, Pieces)> {
     if let Some(material) = prophet_format::material_of_name(name) {
         return Some((Variant::Standard, material.stm, material.sntm));
     }
     let variant = variant_of_name(name)?;
-    let (a, b) = name.split('.').next()?.split_once('v')?;
-    Some((variant, parse_side(a)?, parse_side(b)?))
-}
-
-fn parse_side(letters: &str) -> Option<Side> {
-    let mut side = [0; 6];
-    for c in letters.chars() {
-        let role = Role::from_char(c.to_ascii_lowercase())?;
-        side[role as usize - 1] += 1;
-    }
-    Some(side)
+    let material = Material::parse(name.split('.').next()?)?;
+    Some((variant, material.first, material.second))
 }
 
 #[cfg(test)]

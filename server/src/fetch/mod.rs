@@ -20,15 +20,13 @@ use std::{
     time::{Duration, Instant},
 };
 
+use app::material::piece_count;
 use futures::StreamExt;
 use reqwest::{Client, Url};
 
 use indicatif::HumanBytes;
 
-use crate::{
-    catalog::{Catalog, piece_count},
-    progress::Progress,
-};
+use crate::{catalog::Catalog, progress::Progress};
 pub use transfer::{Done, Expected, TransferError};
 
 /// What to fetch, from where, to where.

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use app::variant::Variant;
+use app::{material::piece_count, variant::Variant};
 
-use crate::catalog::{self, Catalog};
+use crate::catalog::Catalog;
 
 /// Why a selection cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +73,7 @@ pub fn select(
     }
     let mut selected: BTreeSet<&'static str> = catalog
         .materials()
-        .filter(|m| pieces.contains(&catalog::piece_count(m)))
+        .filter(|m| pieces.contains(&piece_count(m)))
         .collect();
     for name in only {
         // A file name stands for its table.
@@ -133,6 +133,7 @@ fn example_table(catalog: &Catalog) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog;
 
     #[test]
     fn reads_piece_counts() {
@@ -161,7 +162,7 @@ mod tests {
         assert_eq!(only.into_iter().collect::<Vec<_>>(), ["KRPvKR"]);
         let closure = select(standard, &none, &["KRPvKR".into()], true).unwrap();
         assert!(closure.contains("KQRvKR") && closure.contains("KRvK"));
-        assert!(closure.iter().all(|m| catalog::piece_count(m) <= 5));
+        assert!(closure.iter().all(|m| piece_count(m) <= 5));
         let err = select(standard, &none, &["KRPvKX".into()], false).unwrap_err();
         assert!(err.to_string().contains("KRPvKX"), "{err}");
         let atomic = catalog::of(Variant::Atomic);

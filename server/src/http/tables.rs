@@ -8,6 +8,7 @@ use std::{collections::HashMap, sync::Arc};
 
 use app::{
     api::{DamagedTable, InstalledTables, PieceCoverage},
+    material::piece_count,
     variant::Variant,
 };
 use axum::{
@@ -70,7 +71,7 @@ fn installed_tables(engine: &Arc<Engine>, variant: Variant) -> InstalledTables {
             // named in `tables` but not counted against it.
             let installed = tables
                 .iter()
-                .filter(|t| catalog::piece_count(t) == pieces && published.canonical(t).is_some())
+                .filter(|t| piece_count(t) == pieces && published.canonical(t).is_some())
                 .count();
             PieceCoverage {
                 pieces: u8::try_from(pieces).unwrap_or(u8::MAX),

@@ -22,7 +22,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use app::variant::Variant;
+use app::{material::Material, variant::Variant};
+use shakmaty::Role;
 use shakmaty_syzygy::Metric;
 
 /// Which of the two table kinds a file is.
@@ -281,34 +282,24 @@ impl ReadAt for [u8] {
 /// (low three bits the role, bit 3 black).
 type Nibble = u8;
 
-/// Material from a file name such as `KRPvKP`.
-struct Material {
-    /// Piece counts indexed by nibble (1..=6 white, 9..=14 black).
+/// The material of a file's name counted as the header writes pieces, by
+/// nibble (1..=6 white, 9..=14 black), so the header's piece lists compare
+/// with it directly.
+struct NibbleCounts {
     counts: [u8; 16],
 }
 
-impl Material {
-    fn parse(stem: &str) -> Option<Material> {
-        let (white, black) = stem.split_once('v')?;
+impl NibbleCounts {
+    /// From a name such as `KRPvKP`, its first side white as in the file.
+    fn parse(stem: &str) -> Option<NibbleCounts> {
+        let material = Material::parse(stem)?;
         let mut counts = [0u8; 16];
-        for (side, colour_bit) in [(white, 0u8), (black, 8u8)] {
-            if side.is_empty() {
-                return None;
-            }
-            for c in side.chars() {
-                let role = match c {
-                    'P' => 1,
-                    'N' => 2,
-                    'B' => 3,
-                    'R' => 4,
-                    'Q' => 5,
-                    'K' => 6,
-                    _ => return None,
-                };
-                counts[usize::from(role | colour_bit)] += 1;
+        for (side, colour_bit) in [(material.first, 0), (material.second, 8)] {
+            for role in Role::ALL {
+                counts[role as usize | colour_bit] = side.count(role);
             }
         }
-        Some(Material { counts })
+        Some(NibbleCounts { counts })
     }
 
     fn count(&self) -> usize {
@@ -387,7 +378,7 @@ fn like_man_placements(count: usize) -> u64 {
 /// groups them).
 fn positions(
     pieces: &[Nibble],
-    material: &Material,
+    material: &NibbleCounts,
     file: usize,
     connected_kings: bool,
 ) -> Option<u64> {
@@ -465,7 +456,7 @@ pub fn parse(
         .iter()
         .find(|f| f.ext == ext)
         .ok_or_else(bad_name)?;
-    let material = Material::parse(stem).ok_or_else(bad_name)?;
+    let material = NibbleCounts::parse(stem).ok_or_else(bad_name)?;
     let header = Header { name, file };
 
     let mut magic = [0u8; 4];
@@ -555,7 +546,7 @@ impl<F: ReadAt + ?Sized> Header<'_, F> {
     /// bytes, then one byte per piece holding both sides' nibbles.
     fn piece_lists(
         &self,
-        material: &Material,
+        material: &NibbleCounts,
         shape: Shape,
         ptr: &mut u64,
     ) -> Result<Vec<(usize, Vec<Nibble>)>, FormatError> {
@@ -589,7 +580,7 @@ impl<F: ReadAt + ?Sized> Header<'_, F> {
     fn compressions(
         &self,
         pieces_by_subtable: &[(usize, Vec<Nibble>)],
-        material: &Material,
+        material: &NibbleCounts,
         family: &Family,
         ptr: &mut u64,
     ) -> Result<Vec<Compression>, FormatError> {
