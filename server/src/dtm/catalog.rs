@@ -399,7 +399,7 @@ pub fn survey(dirs: &[PathBuf], verify: bool, progress: &dyn Progress) -> DtmInv
     let mut inventory = DtmInventory {
         directories: dirs.to_vec(),
         verified: verify,
-        md5_lists: Vec::new(),
+        md5_lists: lists_used(&found),
         pieces: Vec::new(),
         damaged: Vec::new(),
         unreadable: found
@@ -411,22 +411,40 @@ pub fn survey(dirs: &[PathBuf], verify: bool, progress: &dyn Progress) -> DtmInv
             })
             .collect(),
     };
+    let intact = survey_files(&found, verify, progress, &mut inventory);
+    let damaged: BTreeSet<String> = inventory.damaged.iter().map(|d| d.file.clone()).collect();
+    inventory.pieces = per_piece_count(&intact, &missing(&found), &damaged);
+    inventory
+}
+
+/// The md5 lists that name a file found: those are the ones the status
+/// shows, a list naming none of the files found says nothing of them.
+fn lists_used(found: &Found) -> Vec<PathBuf> {
     let mut lists = BTreeSet::new();
     for (_, listed) in &found.files {
         lists.extend(listed.iter().map(|l| l.list.clone()));
     }
-    inventory.md5_lists = lists.into_iter().collect();
-    let total = found
-        .files
-        .iter()
-        .map(|(f, _)| f.metadata().map_or(0, |m| m.len()))
-        .sum();
+    lists.into_iter().collect()
+}
+
+/// Checks every file found, adding the damaged and unreadable ones to
+/// `inventory`; returns the bytes of the intact ones by name. The first
+/// file of each name counts, as `tables status` counts Syzygy files.
+fn survey_files(
+    found: &Found,
+    verify: bool,
+    progress: &dyn Progress,
+    inventory: &mut DtmInventory,
+) -> BTreeMap<String, u64> {
     if verify {
+        let total = found
+            .files
+            .iter()
+            .map(|(f, _)| f.metadata().map_or(0, |m| m.len()))
+            .sum();
         progress.start(total, found.files.len());
     }
-    // The first file of each name counts, as `tables status` counts Syzygy files.
     let mut intact: BTreeMap<String, u64> = BTreeMap::new();
-    let mut damaged_names = BTreeSet::new();
     for (i, (path, listed)) in found.files.iter().enumerate() {
         let name = file_name(path);
         let bytes = match fs::metadata(path) {
@@ -439,10 +457,8 @@ pub fn survey(dirs: &[PathBuf], verify: bool, progress: &dyn Progress) -> DtmInv
                 continue;
             }
         };
-        if verify {
-            progress.message(&format!("{}/{} {name}", i + 1, found.files.len()));
-        }
         let problem = if verify {
+            progress.message(&format!("{}/{} {name}", i + 1, found.files.len()));
             check_file(path, listed.as_ref(), |n| progress.advance(n as u64))
                 .err()
                 .map(|e| e.to_string())
@@ -450,15 +466,12 @@ pub fn survey(dirs: &[PathBuf], verify: bool, progress: &dyn Progress) -> DtmInv
             open_check(path).err().map(|e| e.to_string())
         };
         match problem {
-            Some(problem) => {
-                damaged_names.insert(name.clone());
-                inventory.damaged.push(DtmDamaged {
-                    file: name,
-                    directory: path.parent().map(Path::to_path_buf).unwrap_or_default(),
-                    bytes,
-                    problem,
-                });
-            }
+            Some(problem) => inventory.damaged.push(DtmDamaged {
+                file: name,
+                directory: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                bytes,
+                problem,
+            }),
             None => {
                 intact.entry(name).or_insert(bytes);
             }
@@ -467,13 +480,24 @@ pub fn survey(dirs: &[PathBuf], verify: bool, progress: &dyn Progress) -> DtmInv
     if verify {
         progress.finish();
     }
+    intact
+}
+
+/// The survey per piece count: every count a file is found, missing or
+/// damaged at, and always those of the 2-4 piece set, so an empty
+/// directory still shows what it lacks. A damaged file is not also
+/// missing.
+fn per_piece_count(
+    intact: &BTreeMap<String, u64>,
+    absent: &[String],
+    damaged: &BTreeSet<String>,
+) -> Vec<DtmPieceCount> {
     let expected = expected_files();
-    let absent = missing(&found);
     let mut counts: BTreeSet<usize> = intact.keys().map(|n| piece_count(n)).collect();
     counts.extend(absent.iter().map(|n| piece_count(n)));
-    counts.extend(damaged_names.iter().map(|n| piece_count(n)));
+    counts.extend(damaged.iter().map(|n| piece_count(n)));
     counts.extend(EXPECTED_PIECES);
-    inventory.pieces = counts
+    counts
         .into_iter()
         .map(|pieces| {
             let of = |n: &&String| piece_count(n) == pieces;
@@ -491,13 +515,12 @@ pub fn survey(dirs: &[PathBuf], verify: bool, progress: &dyn Progress) -> DtmInv
                 missing: absent
                     .iter()
                     .filter(of)
-                    .filter(|n| !damaged_names.contains(*n))
+                    .filter(|n| !damaged.contains(*n))
                     .cloned()
                     .collect(),
             }
         })
-        .collect();
-    inventory
+        .collect()
 }
 
 /// Opens a file as the server does (header, block list, length), without

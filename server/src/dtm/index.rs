@@ -181,6 +181,16 @@ fn pawn_kings() -> &'static KingPairs {
     PAIRS.get_or_init(|| KingPairs::build(|kntm| (kntm.file() as u32) < 4, |_, _| true))
 }
 
+/// The king pairs of a table: with pawns the board has fewer symmetries,
+/// so more pairs are told apart.
+fn king_pairs(pawns: bool) -> &'static KingPairs {
+    if pawns {
+        pawn_kings()
+    } else {
+        pawnless_kings()
+    }
+}
+
 /// The number of positions, and where each king pair's slice starts, of
 /// one table: enough to turn a position into an index.
 #[derive(Debug, Clone)]
@@ -196,70 +206,18 @@ pub struct Layout {
 impl Layout {
     /// The layout of the table for `material` (side to move first).
     pub fn new(material: ProphetMaterial) -> Layout {
-        let pawns = material.has_pawns();
-        let kings = if pawns {
-            pawn_kings()
-        } else {
-            pawnless_kings()
-        };
-        let stm_pawns = u64::from(material.count(true, Role::Pawn));
-        let sntm_pawns = u64::from(material.count(false, Role::Pawn));
-        let stm_others: u64 = PIECE_ROLES
-            .iter()
-            .map(|&r| u64::from(material.count(true, r)))
-            .sum();
-
+        let kings = king_pairs(material.has_pawns());
         let mut king_offsets = Vec::with_capacity(kings.pairs.len() + 1);
         let mut total = 0u64;
         king_offsets.push(0);
         for &(kntm, ktm) in &kings.pairs {
-            let kings_bb = Bitboard::from_square(kntm) | Bitboard::from_square(ktm);
-            let mut n = binomial(
-                u64::from(
-                    (PAWN_SQUARES & !(unblockable_checks(Role::Pawn, kntm) | kings_bb)).count()
-                        as u32,
-                ),
-                stm_pawns,
-            );
-            n *= binomial(
-                u64::from((PAWN_SQUARES & !kings_bb).count() as u32) - stm_pawns,
-                sntm_pawns,
-            );
-            for role in PIECE_ROLES {
-                let domain = !(unblockable_checks(role, kntm) | kings_bb);
-                n *= binomial(domain.count() as u64, u64::from(material.count(true, role)));
-            }
-            let mut free = 62 - stm_pawns - sntm_pawns - stm_others;
-            for role in PIECE_ROLES {
-                let count = u64::from(material.count(false, role));
-                n *= binomial(free, count);
-                free -= count;
-            }
-            total += n;
+            total += slice_size(&material, kntm, ktm);
             king_offsets.push(total);
         }
-
-        let ep_positions = if stm_pawns == 0 || sntm_pawns == 0 {
-            0
-        } else {
-            let mut n = N_EP * pawn_kings().pairs.len() as u64;
-            n *= binomial(46, stm_pawns - 1);
-            n *= binomial(47 - stm_pawns, sntm_pawns - 1);
-            let mut free = 62 - stm_pawns - sntm_pawns;
-            for stm in [true, false] {
-                for role in PIECE_ROLES {
-                    let count = u64::from(material.count(stm, role));
-                    n *= binomial(free, count);
-                    free -= count;
-                }
-            }
-            n
-        };
-
         Layout {
             material,
             king_offsets,
-            ep_positions,
+            ep_positions: ep_positions(&material),
         }
     }
 
@@ -284,126 +242,230 @@ impl Layout {
     pub fn index(&self, pos: &Chess) -> Option<u64> {
         let board = pos.board();
         let stm = pos.turn();
-        let pawns = self.material.has_pawns();
-        let kntm_orig = board.king_of(!stm)?;
-        let ktm_orig = board.king_of(stm)?;
+        let kntm = board.king_of(!stm)?;
+        let ktm = board.king_of(stm)?;
+        let mut diagonal = self.orientation(stm, kntm);
+        let mut sum = IndexSum {
+            index: 0,
+            multiplier: 1,
+            occupied: Bitboard::EMPTY,
+        };
+        let ep_pawns = match pos.ep_square(EnPassantMode::Legal) {
+            Some(square) => {
+                let stm_pawns = board.by_piece(stm.pawn());
+                Some(self.place_en_passant(&mut sum, &diagonal, square, stm_pawns)?)
+            }
+            None => None,
+        };
+        // The transposition, if any, is decided by the kings first.
+        let kntm = diagonal.transform(Bitboard::from_square(kntm)).first()?;
+        let ktm = diagonal.transform(Bitboard::from_square(ktm)).first()?;
+        self.place_kings(&mut sum, kntm, ktm, ep_pawns.is_some())?;
+        place_groups(&mut sum, &mut diagonal, pos, kntm, ktm, ep_pawns);
+        Some(sum.index)
+    }
 
-        // Mirror the king not to move onto files a-d; without pawns also
-        // onto ranks 1-4; with pawns, flip ranks when Black is to move so
-        // the side to move's pawns go up.
-        let mut flip = if kntm_orig.file() as u32 >= 4 { 7 } else { 0 };
+    /// How the board is mirrored: a table holds one position of each
+    /// class of mirror images, with the king not to move on files a-d
+    /// (without pawns also on ranks 1-4, the diagonal decided later by
+    /// [`Diagonal::transform`]); with pawns, ranks flip when Black is to
+    /// move so the side to move's pawns go up, as they do in the table.
+    fn orientation(&self, stm: Color, kntm: Square) -> Diagonal {
+        let pawns = self.material.has_pawns();
+        let mut flip = if kntm.file() as u32 >= 4 { 7 } else { 0 };
         if !pawns {
-            if kntm_orig.rank() as u32 >= 4 {
+            if kntm.rank() as u32 >= 4 {
                 flip ^= 56;
             }
         } else if stm == Color::Black {
             flip ^= 56;
         }
-        let mut diagonal = Diagonal {
+        Diagonal {
             symmetric: !pawns,
             transpose: false,
             flip,
-        };
-
-        let group = |color: Color, role: Role| board.by_piece(Piece { color, role });
-
-        let mut index = 0u64;
-        let mut multiplier = 1u64;
-        let mut occupied = Bitboard::EMPTY;
-
-        let ep = pos.ep_square(EnPassantMode::Legal);
-        let mut ep_pawns = Bitboard::EMPTY;
-        if let Some(ep_square) = ep {
-            // Both sides have pawns here (a legal capture exists).
-            let ep_square = flip_square(ep_square, flip);
-            let ep_pawn = Square::new(ep_square as u32 - 8);
-            let capturer = (diagonal.flip_only(group(stm, Role::Pawn))
-                & attacks::pawn_attacks(Color::Black, ep_square))
-            .first()?;
-            let file = ep_square.file() as u64;
-            let right = capturer.file() as u64 > file;
-            let ep_index = if file == 0 {
-                0
-            } else {
-                2 * file - 1 + u64::from(right)
-            };
-            index += self.non_ep_positions() + ep_index;
-            multiplier *= N_EP;
-            ep_pawns = Bitboard::from_square(ep_pawn) | Bitboard::from_square(capturer);
-            occupied = ep_pawns;
         }
+    }
 
-        let kntm = diagonal
-            .transform(Bitboard::from_square(kntm_orig))
-            .first()?;
-        let ktm = diagonal
-            .transform(Bitboard::from_square(ktm_orig))
-            .first()?;
-        let kings_bb = Bitboard::from_square(kntm) | Bitboard::from_square(ktm);
-        let kings = if pawns {
-            pawn_kings()
+    /// A position with a legal en passant capture lies past all others, its
+    /// first digit the capture (the ep pawn's file, the capturer left or
+    /// right); the two pawns it names are placed here, not with their
+    /// groups, which is why they are returned.
+    fn place_en_passant(
+        &self,
+        sum: &mut IndexSum,
+        diagonal: &Diagonal,
+        ep_square: Square,
+        stm_pawns: Bitboard,
+    ) -> Option<Bitboard> {
+        // Both sides have pawns here (a legal capture exists), so the
+        // board is only flipped, never transposed.
+        let ep_square = flip_square(ep_square, diagonal.flip);
+        let ep_pawn = Square::new(ep_square as u32 - 8);
+        let capturer = (diagonal.flip_only(stm_pawns)
+            & attacks::pawn_attacks(Color::Black, ep_square))
+        .first()?;
+        let file = ep_square.file() as u64;
+        let right = capturer.file() as u64 > file;
+        let ep_index = if file == 0 {
+            0
         } else {
-            pawnless_kings()
+            2 * file - 1 + u64::from(right)
         };
+        sum.index += self.non_ep_positions();
+        sum.push(ep_index, N_EP);
+        let ep_pawns = Bitboard::from_square(ep_pawn) | Bitboard::from_square(capturer);
+        sum.occupied = ep_pawns;
+        Some(ep_pawns)
+    }
+
+    /// The king pair's part: with en passant one more digit; otherwise
+    /// the start of the pair's slice, looked up because slices differ in
+    /// size (the side to move's pieces avoid checking the other king).
+    fn place_kings(&self, sum: &mut IndexSum, kntm: Square, ktm: Square, ep: bool) -> Option<()> {
+        let kings = king_pairs(self.material.has_pawns());
         let king_index = kings.get(kntm, ktm)?;
-        if ep.is_some() {
-            index += king_index * multiplier;
-            multiplier *= kings.pairs.len() as u64;
+        if ep {
+            sum.push(king_index, kings.pairs.len() as u64);
         } else {
-            index += self.king_offsets.get(king_index as usize).copied()?;
-            occupied = kings_bb;
+            sum.index += self.king_offsets.get(king_index as usize).copied()?;
+            sum.occupied = Bitboard::from_square(kntm) | Bitboard::from_square(ktm);
         }
+        Some(())
+    }
+}
 
-        let order = [Role::Pawn]
-            .into_iter()
-            .map(|r| (stm, r))
-            .chain([(!stm, Role::Pawn)])
-            .chain(PIECE_ROLES.iter().map(|&r| (stm, r)))
-            .chain(PIECE_ROLES.iter().map(|&r| (!stm, r)));
-        for (color, role) in order {
-            if ep.is_some() && color == stm && role == Role::Queen {
-                // With en passant the kings are placed after the pawns.
-                occupied |= kings_bb;
-            }
-            let pieces = group(color, role);
-            if pieces.is_empty() {
-                continue;
-            }
-            let mut squares = diagonal.transform(pieces);
-            let available = if ep.is_some() {
+/// Positions in one king pair's slice (without en passant): the product
+/// of each group's placements, as [`place_groups`] counts them.
+fn slice_size(material: &ProphetMaterial, kntm: Square, ktm: Square) -> u64 {
+    let stm_pawns = u64::from(material.count(true, Role::Pawn));
+    let sntm_pawns = u64::from(material.count(false, Role::Pawn));
+    let stm_others: u64 = PIECE_ROLES
+        .iter()
+        .map(|&r| u64::from(material.count(true, r)))
+        .sum();
+    let kings_bb = Bitboard::from_square(kntm) | Bitboard::from_square(ktm);
+    let stm_pawn_squares = PAWN_SQUARES & !(unblockable_checks(Role::Pawn, kntm) | kings_bb);
+    let mut n = binomial(stm_pawn_squares.count() as u64, stm_pawns);
+    n *= binomial(
+        (PAWN_SQUARES & !kings_bb).count() as u64 - stm_pawns,
+        sntm_pawns,
+    );
+    for role in PIECE_ROLES {
+        let domain = !(unblockable_checks(role, kntm) | kings_bb);
+        n *= binomial(domain.count() as u64, u64::from(material.count(true, role)));
+    }
+    let mut free = 62 - stm_pawns - sntm_pawns - stm_others;
+    for role in PIECE_ROLES {
+        let count = u64::from(material.count(false, role));
+        n *= binomial(free, count);
+        free -= count;
+    }
+    n
+}
+
+/// Positions with a legal en passant capture, counted as Prophet's files
+/// count them: more loosely than the slices (every king pair, no square
+/// left out for a check), since the index must match the files, not be
+/// tight.
+fn ep_positions(material: &ProphetMaterial) -> u64 {
+    let stm_pawns = u64::from(material.count(true, Role::Pawn));
+    let sntm_pawns = u64::from(material.count(false, Role::Pawn));
+    if stm_pawns == 0 || sntm_pawns == 0 {
+        return 0;
+    }
+    let mut n = N_EP * pawn_kings().pairs.len() as u64;
+    n *= binomial(46, stm_pawns - 1);
+    n *= binomial(47 - stm_pawns, sntm_pawns - 1);
+    let mut free = 62 - stm_pawns - sntm_pawns;
+    for stm in [true, false] {
+        for role in PIECE_ROLES {
+            let count = u64::from(material.count(stm, role));
+            n *= binomial(free, count);
+            free -= count;
+        }
+    }
+    n
+}
+
+/// A position's index as it is built: a mixed-radix number whose digits
+/// are the parts (capture, kings, each group), each worth the product of
+/// the ways the parts before it could go.
+struct IndexSum {
+    index: u64,
+    multiplier: u64,
+    /// The squares the parts placed so far take.
+    occupied: Bitboard,
+}
+
+impl IndexSum {
+    /// One more digit, of `radix` possible values.
+    fn push(&mut self, digit: u64, radix: u64) {
+        self.index += digit * self.multiplier;
+        self.multiplier *= radix;
+    }
+
+    /// A group of equal pieces on `squares`, numbered within `available`
+    /// (combinatorial number system): its squares are taken from then on.
+    fn push_group(&mut self, squares: Bitboard, available: Bitboard) {
+        let mut combination = 0u64;
+        let mut count = 0u64;
+        for sq in squares {
+            let below = Bitboard((1u64 << sq as u32) - 1);
+            let rank = (available & below).count() as u64;
+            count += 1;
+            combination += binomial(rank, count);
+            self.occupied |= Bitboard::from_square(sq);
+        }
+        self.push(combination, binomial(available.count() as u64, count));
+    }
+}
+
+/// The groups of equal pieces, in Prophet's order (server/docs/prophet.md,
+/// "Index" 3), each numbered within its domain. The domains differ with
+/// en passant, where the table leaves out no checks and places the kings
+/// only after the pawns.
+fn place_groups(
+    sum: &mut IndexSum,
+    diagonal: &mut Diagonal,
+    pos: &Chess,
+    kntm: Square,
+    ktm: Square,
+    ep_pawns: Option<Bitboard>,
+) {
+    let board = pos.board();
+    let stm = pos.turn();
+    let kings_bb = Bitboard::from_square(kntm) | Bitboard::from_square(ktm);
+    let order = [(stm, Role::Pawn), (!stm, Role::Pawn)]
+        .into_iter()
+        .chain(PIECE_ROLES.iter().map(|&r| (stm, r)))
+        .chain(PIECE_ROLES.iter().map(|&r| (!stm, r)));
+    for (color, role) in order {
+        if ep_pawns.is_some() && color == stm && role == Role::Queen {
+            sum.occupied |= kings_bb;
+        }
+        let pieces = board.by_piece(Piece { color, role });
+        if pieces.is_empty() {
+            continue;
+        }
+        let mut squares = diagonal.transform(pieces);
+        let taken = match ep_pawns {
+            Some(ep_pawns) => {
                 if role == Role::Pawn {
                     squares &= !ep_pawns;
-                    PAWN_SQUARES & !occupied
-                } else {
-                    !occupied
                 }
-            } else if color == stm {
-                let forbidden = unblockable_checks(role, kntm) | kings_bb;
-                if role == Role::Pawn {
-                    PAWN_SQUARES & !forbidden
-                } else {
-                    !forbidden
-                }
-            } else if role == Role::Pawn {
-                PAWN_SQUARES & !occupied
-            } else {
-                !occupied
-            };
-            // Combination index of the group's squares, numbered within
-            // the available squares (combinatorial number system).
-            let mut combination = 0u64;
-            let mut count = 0u64;
-            for sq in squares {
-                let below = Bitboard((1u64 << sq as u32) - 1);
-                let rank = (available & below).count() as u64;
-                count += 1;
-                combination += binomial(rank, count);
-                occupied |= Bitboard::from_square(sq);
+                sum.occupied
             }
-            index += combination * multiplier;
-            multiplier *= binomial(available.count() as u64, count);
-        }
-        Some(index)
+            // The side to move's groups do not exclude each other.
+            None if color == stm => unblockable_checks(role, kntm) | kings_bb,
+            None => sum.occupied,
+        };
+        let on = if role == Role::Pawn {
+            PAWN_SQUARES
+        } else {
+            Bitboard::FULL
+        };
+        sum.push_group(squares, on & !taken);
     }
 }
 

@@ -164,13 +164,31 @@ pub fn fast_len(layout: &TableLayout, block_size: u32) -> u64 {
 /// is to `progress`.
 pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
     let mut summary = Summary::default();
+    let work = find_work(options, &mut summary);
+    for item in &work {
+        match item.layout.kind {
+            TableKind::Wdl => summary.wdl.add(&item.layout),
+            TableKind::Dtz => summary.dtz.add(&item.layout),
+            TableKind::Dtm => summary.dtm.add(&item.layout),
+        }
+    }
+    if options.dry_run || !prepare_targets(options, &work, &mut summary) {
+        return summary;
+    }
+    build_each(&work, options, progress, &mut summary);
+    summary
+}
+
+/// The Syzygy and Prophet tables of `options.from` with their regions. A
+/// header that does not parse fails its table here, before any whole read;
+/// it is damage (to quarantine) only where the file is one a digest or
+/// list vouches for and its bytes, not their reading, are wrong.
+fn find_work(options: &BuildOptions, summary: &mut Summary) -> Vec<Work> {
     let mut work = Vec::new();
     for path in format::table_files(&options.from, &mut summary.failures) {
         match format::parse_file(&path) {
             Ok(layout) => work.push(Work::new(path, layout, None, options)),
             Err(err) => {
-                // A published table that does not parse (truncated, a
-                // wrong magic or header) is damaged, not merely unreadable.
                 let damaged = !matches!(err, format::FormatError::Io { .. })
                     && published::PublishedDigest::of(&file_name(&path)).is_some();
                 if damaged {
@@ -186,7 +204,6 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
         match prophet_format::layout(&path) {
             Ok(layout) => work.push(Work::new(path, layout, listed, options)),
             Err(err) => {
-                // A listed file that does not parse is damaged.
                 if listed.is_some() && matches!(err, ProphetError::Corrupt { .. }) {
                     summary.damaged.push((path.clone(), err.to_string()));
                 }
@@ -194,16 +211,14 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
             }
         }
     }
-    for item in &work {
-        match item.layout.kind {
-            TableKind::Wdl => summary.wdl.add(&item.layout),
-            TableKind::Dtz => summary.dtz.add(&item.layout),
-            TableKind::Dtm => summary.dtm.add(&item.layout),
-        }
-    }
-    if options.dry_run {
-        return summary;
-    }
+    work
+}
+
+/// Creates every directory an entry goes to, and clears the `.NAME.tmp.PID`
+/// files a run killed midway left there (nothing else would ever remove
+/// them). False when a directory cannot be created: no entry could be
+/// written, so the build stops there.
+fn prepare_targets(options: &BuildOptions, work: &[Work], summary: &mut Summary) -> bool {
     let mut targets: Vec<&Path> = std::iter::once(options.to.as_path())
         .chain(work.iter().map(|w| w.to.as_path()))
         .collect();
@@ -215,10 +230,8 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
                 to.display().to_string(),
                 format!("cannot create the directory: {err}"),
             ));
-            return summary;
+            return false;
         }
-        // A run killed midway leaves its `.NAME.tmp.PID` files; nothing else
-        // would ever remove them.
         match remove_stale_temporaries(to) {
             Ok(removed) => summary.stale_removed.extend(removed),
             Err(err) => summary.failures.push((
@@ -227,6 +240,17 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
             )),
         }
     }
+    true
+}
+
+/// Each table's entry, kept where it is up to date, else built; a table
+/// that fails does not stop the others.
+fn build_each(
+    work: &[Work],
+    options: &BuildOptions,
+    progress: &dyn Progress,
+    summary: &mut Summary,
+) {
     progress.start(work.iter().map(|w| w.layout.file_size).sum(), work.len());
     for (done, item) in work.iter().enumerate() {
         let table = file_name(&item.path);
@@ -254,7 +278,6 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
         progress.set_position(work[..=done].iter().map(|w| w.layout.file_size).sum());
     }
     progress.finish();
-    summary
 }
 
 /// One table to build: where it is, its regions, where its entry goes and
