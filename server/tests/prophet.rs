@@ -554,3 +554,71 @@ fn en_passant_positions_agree_with_syzygy_and_their_moves() {
     }
     println!("{checked} en passant positions checked");
 }
+
+/// A header or block list that would size a lookup's read and buffers
+/// beyond a block of the generator's (32768 positions, at most zstd's bound
+/// compressed): refused at open, by the fast tier's layout and by the
+/// whole-file check alike, with an error naming the table, never a panic
+/// or an allocation of the hostile size. Both copies are otherwise whole:
+/// their length is exactly header, list and blocks.
+#[test]
+fn a_block_larger_than_the_generators_is_refused_at_open() {
+    let original = fs::read(common::fixture("prophet_KQK.egtb.bz")).unwrap();
+    // KQK: 28644 positions, one block, its u16 length at 24..26.
+    assert_eq!(&original[16..24], &32768u64.to_le_bytes());
+    let length = u16::from_le_bytes([original[24], original[25]]);
+    assert_eq!(usize::from(length), original.len() - 26);
+    let block = &original[26..];
+
+    // One block of 2^20 positions: the list switches to u32 lengths, and a
+    // block could be as large as the file.
+    let mut huge_blocks = original[..16].to_vec();
+    huge_blocks.extend_from_slice(&(1u64 << 20).to_le_bytes());
+    huge_blocks.extend_from_slice(&u32::from(length).to_le_bytes());
+    huge_blocks.extend_from_slice(block);
+    // The generator's block size, but a block length past what zstd can
+    // need for 28644 values (57,288 bytes: bound 57,547), the file padded
+    // to match it.
+    let mut long_block = original[..24].to_vec();
+    long_block.extend_from_slice(&u16::MAX.to_le_bytes());
+    long_block.extend_from_slice(block);
+    long_block.resize(26 + usize::from(u16::MAX), 0);
+
+    for (what, bytes, says) in [
+        (
+            "2^20 positions per block",
+            huge_blocks,
+            "1048576 positions per block, not the generator's 32768",
+        ),
+        (
+            "a block longer than zstd's bound",
+            long_block,
+            "block 0 is 65535 bytes long in the block list, more than zstd's bound",
+        ),
+    ] {
+        let dir = kqk_dir("KQK.egtb.bz", Some(bytes.clone()));
+        let path = dir.path().join("KQK.egtb.bz");
+        let tables = ProphetTables::open(&[dir.path().to_owned()], fs()).expect(what);
+        assert_eq!(tables.len(), 0, "{what}");
+        assert_eq!(tables.rejected().len(), 1, "{what}");
+        assert!(
+            tables.rejected()[0].reason.contains(says),
+            "{what}: {}",
+            tables.rejected()[0].reason
+        );
+        let err = tables.probe(&kqk_positions()[0]).expect_err(what);
+        assert!(matches!(err, ProphetError::Corrupt { .. }), "{what}: {err}");
+        assert_names_table(&err, &path);
+
+        // `tier build`, `verify --init` and `tables fetch` lay the file out
+        // the same way: refused too.
+        let err = server::dtm::format::layout(&path).expect_err(what);
+        assert!(err.to_string().contains(says), "{what}: {err}");
+        assert_names_table(&err, &path);
+        // And the whole-file check the scrub and `verify` run.
+        let mut check = server::dtm::format::StreamCheck::new(&path).unwrap();
+        check.feed(&bytes);
+        let err = check.finish().expect_err(what);
+        assert!(err.to_string().contains(says), "{what}: {err}");
+    }
+}

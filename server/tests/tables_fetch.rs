@@ -57,6 +57,13 @@ struct Faults {
     missing: HashSet<String>,
     /// Answer every Range request with 200 and the whole file.
     ignore_range: bool,
+    /// Answer 200 with a body that never ends (zeros, no Content-Length).
+    endless: HashSet<String>,
+    /// Answer 200 announcing this Content-Length (the body is the file's).
+    announce: HashMap<String, u64>,
+    /// Answer a Range request with 206, this Content-Range and a body of
+    /// this many zeros.
+    content_range: HashMap<String, (String, usize)>,
 }
 
 /// One request the mirror answered: file, Range header, status.
@@ -127,6 +134,15 @@ async fn serve_file(
         }
     };
     let len = bytes.len();
+    if let Some(response) = hostile_answer(&mut faults, &name, range.is_some()) {
+        let status = response.status().as_u16();
+        mirror
+            .log
+            .lock()
+            .unwrap()
+            .push((name, range.map(|r| r.0), status));
+        return response;
+    }
     // As nginx answers a range past the end: 416 with the file's size.
     if let Some((value, start)) = &range
         && *start >= len
@@ -185,6 +201,34 @@ async fn serve_file(
         None => Body::from(body),
     };
     response.body(body).unwrap()
+}
+
+/// What a hostile or broken mirror answers for `name` (`Faults::endless`,
+/// `announce`, `content_range`), if it is one of those.
+fn hostile_answer(faults: &mut Faults, name: &str, ranged: bool) -> Option<Response> {
+    if faults.endless.contains(name) {
+        let zeros = Bytes::from(vec![0u8; 64 << 10]);
+        let body = futures::stream::repeat_with(move || Ok::<_, std::io::Error>(zeros.clone()));
+        return Some(Response::new(Body::from_stream(body)));
+    }
+    if let Some(&length) = faults.announce.get(name) {
+        let body =
+            futures::stream::repeat_with(|| Ok::<_, std::io::Error>(Bytes::from(vec![0u8; 4096])));
+        let response = Response::builder()
+            .header(header::CONTENT_LENGTH, length)
+            .body(Body::from_stream(body.take(16)))
+            .unwrap();
+        return Some(response);
+    }
+    if ranged && let Some((value, len)) = faults.content_range.get(name) {
+        let response = Response::builder()
+            .status(StatusCode::PARTIAL_CONTENT)
+            .header(header::CONTENT_RANGE, value.as_str())
+            .body(Body::from(vec![0u8; *len]))
+            .unwrap();
+        return Some(response);
+    }
+    None
 }
 
 /// Runs `zugzwang tables fetch` against the mirror: exit success, stdout, stderr.
@@ -1051,4 +1095,315 @@ async fn refuses_a_prophet_file_the_mirror_lists_damaged() {
             .exists()
     );
     assert_checked_from_birth(to.path(), &["3men/0pawns/KKQ.egtb.bz"]);
+}
+
+/// The bytes of `file` below `dir`, or `None` without it.
+fn size_of(dir: &Path, file: &str) -> Option<u64> {
+    fs::metadata(dir.join(file)).ok().map(|meta| meta.len())
+}
+
+/// A file without a published size whose body never ends (no
+/// Content-Length) stops at the most a file of its kind can be (an atomic
+/// 3-piece file: 1 MiB; a Prophet file: what its material allows), named
+/// in the summary; its `.part` is removed, and the other files arrive. A
+/// mirror that announces a size past the bound is refused before a byte
+/// is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stops_a_body_without_end_at_the_most_its_kind_can_be() {
+    let faults = Faults {
+        endless: HashSet::from(["KQvK.atbw".to_string()]),
+        announce: HashMap::from([("KRvK.atbz".to_string(), 1_000_000_000_000)]),
+        ..Faults::default()
+    };
+    let (addr, mirror) = start_mirror(&common::atomic_tables_dir(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let args = ["--variant", "atomic", "--only", "KQvK,KRvK"];
+    let (ok, out, err) = fetch(addr, to.path(), &args).await;
+    assert!(!ok, "{out}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        out.contains("FAILED KQvK.atbw: the mirror sent ")
+            && out.contains("bytes, more than 1048576 (the bound for a 3-piece table file)")
+            && out.contains("KQvK.atbw.part was removed; use another mirror"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "FAILED KRvK.atbz: the mirror announces 1000000000000 bytes, more than 1048576"
+        ),
+        "{out}"
+    );
+    assert!(err.contains("2 of 4 files could not be fetched"), "{err}");
+    assert_eq!(names_in(to.path()), ["KQvK.atbz", "KRvK.atbw"]);
+    // Not retried: a body that never ends would only end the same way.
+    assert_eq!(mirror.requests_for("KQvK.atbw").len(), 1);
+    assert_eq!(mirror.requests_for("KRvK.atbz").len(), 1);
+
+    // A Prophet file: the bound comes from its material (KQK: 28644
+    // positions, one block at most zstd's bound).
+    let source = prophet_mirror_dir(true);
+    let faults = Faults {
+        endless: HashSet::from(["3men/0pawns/KQK.egtb.bz".to_string()]),
+        ..Faults::default()
+    };
+    let (addr, _mirror) = start_mirror(source.path(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let (ok, out, err) = fetch_dtm(addr, to.path(), &["--pieces", "3"]).await;
+    assert!(!ok, "{out}");
+    assert!(!err.contains("panicked"), "{err}");
+    let bound = 24 + 2 + zstd::zstd_safe::compress_bound(2 * 32768) as u64;
+    assert!(
+        out.contains("FAILED 3men/0pawns/KQK.egtb.bz: the mirror sent ")
+            && out.contains(&format!(
+                " bytes, more than {bound} (the most a Prophet file of its material can hold)"
+            )),
+        "{out}"
+    );
+    assert_eq!(
+        files_below(to.path()),
+        ["3men/0pawns/KKQ.egtb.bz", "MD5SUMS"]
+    );
+}
+
+/// A `Content-Range` that does not add up (a span other than the body's,
+/// an end before its start, a number past 2^64, a total past the bound)
+/// is an error naming the file and what is wrong, never a panic or an
+/// overflow; the `.part` is kept as it was (or removed), nothing appears
+/// under the real name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_a_hostile_content_range() {
+    let source = common::atomic_tables_dir();
+    let original = fs::read(source.join("KQvK.atbw")).unwrap();
+    let cases: [(&str, usize, &str); 5] = [
+        (
+            "bytes 100-18446744073709551614/18446744073709551615",
+            10,
+            "spans 18446744073709551515 bytes, but the Content-Length is 10",
+        ),
+        (
+            "bytes 100-99/*",
+            0,
+            "ends (byte 99) before it starts (byte 100)",
+        ),
+        (
+            "bytes 100-99999999999999999999999/*",
+            10,
+            "is not `bytes FIRST-LAST/TOTAL`",
+        ),
+        (
+            "bytes 0-18446744073709551615/*",
+            10,
+            "spans 2^64 bytes, but the Content-Length is 10",
+        ),
+        (
+            "bytes 100-1048675/1048676",
+            1_048_576,
+            "announces 1048676 bytes, more than 1048576",
+        ),
+    ];
+    for (value, len, says) in cases {
+        let faults = Faults {
+            content_range: HashMap::from([("KQvK.atbw".to_string(), (value.to_string(), len))]),
+            ..Faults::default()
+        };
+        let (addr, mirror) = start_mirror(&source, faults).await;
+        let to = tempfile::tempdir().unwrap();
+        fs::write(to.path().join("KQvK.atbw.part"), &original[..100]).unwrap();
+        let args = ["--variant", "atomic", "--only", "KQvK"];
+        let (ok, out, err) = fetch(addr, to.path(), &args).await;
+        assert!(!ok, "{value}: {out}");
+        assert!(!err.contains("panicked"), "{value}: {err}");
+        assert!(
+            out.contains("FAILED KQvK.atbw: ") && out.contains(says),
+            "{value}: {out}"
+        );
+        assert_eq!(size_of(to.path(), "KQvK.atbw"), None, "{value}");
+        let part = size_of(to.path(), "KQvK.atbw.part");
+        assert!(part.is_none_or(|bytes| bytes == 100), "{value}: {part:?}");
+        assert_eq!(mirror.requests_for("KQvK.atbw").len(), 1, "{value}");
+        let whole = fs::metadata(source.join("KQvK.atbz")).unwrap().len();
+        assert_eq!(size_of(to.path(), "KQvK.atbz"), Some(whole), "{value}");
+    }
+}
+
+/// An https server for 127.0.0.1 (the test certificate in
+/// `tests/fixtures/`, which the fetching process is told to trust with
+/// `SSL_CERT_FILE`): `/down/P` redirects to `http://{http}/P` (plain http),
+/// `/same/P` to `/gone/P` on itself (https), `/gone/...` answers 404. One
+/// blocking thread per connection, rustls on a std socket.
+fn start_tls_redirector(http: SocketAddr) -> SocketAddr {
+    use std::io::{Read, Write};
+
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+
+    let cert = CertificateDer::from_pem_file(common::fixture("tls-test-127.0.0.1.pem")).unwrap();
+    let key = PrivateKeyDer::from_pem_file(common::fixture("tls-test-127.0.0.1.key")).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let https = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let config = Arc::clone(&config);
+            std::thread::spawn(move || {
+                let connection = rustls::ServerConnection::new(config).unwrap();
+                let mut tls = rustls::StreamOwned::new(connection, stream);
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match tls.read(&mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => return,
+                    }
+                }
+                let head = String::from_utf8_lossy(&head);
+                let path = head.split_whitespace().nth(1).unwrap_or("/");
+                let location = if let Some(rest) = path.strip_prefix("/down/") {
+                    Some(format!("http://{http}/{rest}"))
+                } else {
+                    path.strip_prefix("/same/")
+                        .map(|rest| format!("https://{https}/gone/{rest}"))
+                };
+                let response = match location {
+                    Some(location) => format!(
+                        "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    ),
+                    None => {
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            .to_string()
+                    }
+                };
+                let _ = tls.write_all(response.as_bytes());
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    https
+}
+
+/// A mirror on https that redirects to plain http is not followed: the
+/// transfer stops at once with an error naming both addresses, and the
+/// http server is never asked. A redirect that stays on https is followed
+/// (here to a 404), so the refusal is the downgrade's, not the TLS setup's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_a_redirect_from_https_to_http() {
+    let (http, mirror) = start_mirror(&common::atomic_tables_dir(), Faults::default()).await;
+    let https = start_tls_redirector(http);
+    let run = |from: String| async move {
+        let to = tempfile::tempdir().unwrap();
+        let mut command = process::binary();
+        command
+            .env("SSL_CERT_FILE", common::fixture("tls-test-127.0.0.1.pem"))
+            .args(["tables", "fetch", "--variant", "atomic", "--only", "KQvK"])
+            .args(["--from", &from, "--to"])
+            .arg(to.path());
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        let names = names_in(to.path());
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+            names,
+        )
+    };
+
+    let (ok, out, err, names) = run(format!("https://{https}/same/syzygy/")).await;
+    assert!(!ok && names.is_empty(), "{out}\n{err}");
+    assert!(
+        out.contains("FAILED KQvK.atbw: not on the mirror")
+            && out.contains("FAILED KQvK.atbz: not on the mirror"),
+        "followed to https://{https}/gone/...: {out}\n{err}"
+    );
+
+    let (ok, out, err, names) = run(format!("https://{https}/down/syzygy/")).await;
+    assert!(!ok && names.is_empty(), "{out}\n{err}");
+    assert!(
+        out.contains(&format!(
+            "FAILED KQvK.atbw: https://{https}/down/syzygy/KQvK.atbw redirected to http://{http}/syzygy/KQvK.atbw: from https to plain http"
+        )) && out.contains("refused; give as --from an https address"),
+        "{out}\n{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(mirror.requests(), 0, "the http mirror was asked");
+}
+
+/// A file that would not fit in what is free is stopped before the disk
+/// fills, with what to do, its `.part` kept to resume from: one whose
+/// mirror announces 20 MiB on a 16 MiB file system, and one of unknown
+/// size (a body without end) where 16 MiB is less than the margin kept for
+/// it. The file system is a tmpfs of its own, mounted in a user and mount
+/// namespace (`unshare`) around the fetching process; where namespaces are
+/// not allowed the test says so and does not run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stops_before_the_disk_is_full() {
+    let faults = Faults {
+        announce: HashMap::from([("KQvKP.atbw".to_string(), 20 << 20)]),
+        endless: HashSet::from(["KQvKP.atbz".to_string()]),
+        ..Faults::default()
+    };
+    let (addr, mirror) = start_mirror(&common::atomic_tables_dir(), faults).await;
+    let to = tempfile::tempdir().unwrap();
+    let mount = to.path().to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("unshare")
+            .args(["--user", "--map-root-user", "--mount", "sh", "-c"])
+            .arg(
+                "mount -t tmpfs -o size=16m none \"$1\" || exit 97; echo mounted; shift; \
+                 \"$@\"; status=$?; find \"$5\" -type f -printf '%s %P\\n'; exit $status",
+            )
+            .arg("sh")
+            .arg(&mount)
+            .arg(env!("CARGO_BIN_EXE_zugzwang"))
+            .args(["tables", "fetch", "--to"])
+            .arg(&mount)
+            .arg("--from")
+            .arg(format!("http://{addr}/syzygy"))
+            .args(["--variant", "atomic", "--only", "KQvKP", "--jobs", "1"])
+            .output()
+    })
+    .await
+    .unwrap();
+    let output = match output {
+        Ok(output) if output.stdout.starts_with(b"mounted\n") => output,
+        other => {
+            let why = match other {
+                Ok(output) => String::from_utf8_lossy(&output.stderr).trim().to_string(),
+                Err(err) => format!("unshare: {err}"),
+            };
+            common::unsupported(&format!(
+                "cannot mount a tmpfs in a user namespace here ({why})"
+            ));
+            return;
+        }
+    };
+    let out = String::from_utf8_lossy(&output.stdout);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{out}\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        out.contains("FAILED KQvKP.atbw: ")
+            && out.contains(" is free in ")
+            && out.contains("and the file needs 20.00 MiB more; stopped before the disk is full (the bytes received are kept in KQvKP.atbw.part): free some space, then run the same command again"),
+        "{out}\n{err}"
+    );
+    assert!(
+        out.contains("FAILED KQvKP.atbz: ")
+            && out.contains("MiB kept free while a file of unknown size arrives"),
+        "{out}\n{err}"
+    );
+    // Only what arrived before the check: nothing of either body.
+    let mut files: Vec<&str> = out.lines().filter(|line| line.ends_with(".part")).collect();
+    files.sort();
+    assert_eq!(files, ["0 KQvKP.atbw.part", "0 KQvKP.atbz.part"], "{out}");
+    assert_eq!(mirror.requests_for("KQvKP.atbw").len(), 1);
 }

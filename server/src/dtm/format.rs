@@ -30,9 +30,12 @@ use crate::store::format::{TableKind, TableLayout, file_name};
 
 const HEADER_BYTES: u64 = 24;
 
-/// Largest block (in positions) we accept: the generator writes 32768;
-/// the limit keeps a damaged header from asking for a huge buffer.
-const MAX_BLOCK_POSITIONS: u64 = 1 << 24;
+/// Positions per block, the only block size accepted: the generator's
+/// (every published file has it). Another would be a hostile or damaged
+/// header's: above 65,535 the block list switches to u32 lengths, and one
+/// "block" could then be as large as the file, read and decompressed whole
+/// on every lookup.
+pub const BLOCK_POSITIONS: u64 = 32768;
 
 /// Tells tables apart in the block cache.
 static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(0);
@@ -383,9 +386,10 @@ impl Header {
                 "the header says {num_positions} positions, the material has {expected_positions}"
             ));
         }
-        if block_positions == 0 || block_positions > MAX_BLOCK_POSITIONS {
+        if block_positions != BLOCK_POSITIONS {
             return Err(format!(
-                "the header says {block_positions} positions per block"
+                "the header says {block_positions} positions per block, not the \
+                 generator's {BLOCK_POSITIONS}"
             ));
         }
         Ok(Header {
@@ -405,7 +409,9 @@ impl Header {
         self.blocks * self.width
     }
 
-    /// The compressed length of every block, from the block list.
+    /// The compressed length of every block, from the block list; each is
+    /// at most zstd's bound for the block's values ([`max_block_bytes`]),
+    /// so no lookup reads (or allocates) more than that.
     fn block_lengths(&self, list: &[u8]) -> Result<Vec<u64>, String> {
         list.chunks_exact(self.width as usize)
             .map(|entry| match *entry {
@@ -413,9 +419,18 @@ impl Header {
                 [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
                 _ => 0,
             })
-            .map(|length| match length {
-                0 => Err("a block of length 0 in the block list".to_owned()),
-                length => Ok(length),
+            .zip(0..)
+            .map(|(length, block)| {
+                let bound = max_block_bytes(self.positions_in(block));
+                match length {
+                    0 => Err(format!("block {block} has length 0 in the block list")),
+                    length if length > bound => Err(format!(
+                        "block {block} is {length} bytes long in the block list, more than \
+                         zstd's bound of {bound} for {} positions",
+                        self.positions_in(block)
+                    )),
+                    length => Ok(length),
+                }
             })
             .collect()
     }
@@ -425,6 +440,23 @@ impl Header {
         self.block_positions
             .min(self.num_positions - block * self.block_positions)
     }
+}
+
+/// The most bytes a block of `positions` values can take compressed:
+/// zstd's bound for its 2-byte values (a frame never needs more).
+fn max_block_bytes(positions: u64) -> u64 {
+    zstd::zstd_safe::compress_bound(positions as usize * 2) as u64
+}
+
+/// The most bytes a Prophet file named `file` can have and still open: the
+/// header, a 2-byte length per block and every block at zstd's bound, for
+/// the positions its material has. `None` for a name that is not a
+/// Prophet table's. (`tables fetch` stops a transfer there: no size is
+/// published for these files.)
+pub fn max_file_size(file: &str) -> Option<u64> {
+    let positions = Layout::new(material_of_name(file)?).num_positions();
+    let blocks = positions.div_ceil(BLOCK_POSITIONS);
+    Some(HEADER_BYTES + blocks * (2 + max_block_bytes(BLOCK_POSITIONS)))
 }
 
 /// Decompresses one block of `positions` values into `values`, which must

@@ -151,7 +151,7 @@ pub fn record(target: &Path, pass: &Pass) -> io::Result<bool> {
     if is_recorded(&dir, &manifest, &pass.sums) {
         return Ok(false);
     }
-    fs::create_dir_all(&dir)?;
+    super::limits::create_dirs(&dir)?;
     tier_build::write_entry(&dir, &table, &manifest, &pass.sums, &[]).map_err(io::Error::other)?;
     Ok(true)
 }

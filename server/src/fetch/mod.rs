@@ -4,11 +4,14 @@
 //! and antichess) before it appears under its real name (`transfer`), its
 //! block checksums recorded beside it from the bytes verified (`checksums`).
 //! Before any byte moves, the free space of the directory is compared with
-//! what the transfers still need, as far as sizes are known. Prophet DTM
+//! what the transfers still need, as far as sizes are known; while bytes
+//! are written it is looked at again, and a file without a published size
+//! stops at the most a file of its kind can be (`limits`). Prophet DTM
 //! files (`--dtm`) are planned by `crate::dtm::fetch` from the mirror's `MD5SUMS` and
 //! then fetched the same way.
 
 pub mod checksums;
+pub mod limits;
 pub mod selection;
 pub mod transfer;
 
@@ -74,7 +77,8 @@ pub enum FetchError {
         status: reqwest::StatusCode,
     },
     #[error(
-        "{url}: cannot fetch the list ({source}); check the URL and the network, or use another mirror"
+        "{url}: cannot fetch the list ({}); check the URL and the network, or use another mirror",
+        limits::describe(.source)
     )]
     ListConnection {
         url: Url,
@@ -174,7 +178,7 @@ impl Plan {
             .filter_map(|f| Some(f.size?.saturating_sub(transfer::part_len(to, &f.file))))
             .sum();
         let unknown_size = to_transfer.iter().filter(|f| f.size.is_none()).count();
-        let free = free_space(to)?;
+        let free = limits::free_space(to)?;
         Ok(Plan {
             files,
             needed,
@@ -206,7 +210,7 @@ pub fn plan(
         dir: to.to_path_buf(),
         source,
     };
-    fs::create_dir_all(to).map_err(dir_error)?;
+    limits::create_dirs(to).map_err(dir_error)?;
     let files: Vec<PlannedFile> = tables
         .iter()
         .flat_map(|material| catalog.files_of(material))
@@ -223,12 +227,6 @@ pub fn plan(
     Plan::measure(files, to).map_err(dir_error)
 }
 
-/// Bytes an unprivileged user may still write on the directory's filesystem.
-fn free_space(dir: &Path) -> io::Result<u64> {
-    let stat = rustix::fs::statvfs(dir)?;
-    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
-}
-
 /// Refuses to start when the directory lacks the space the plan needs.
 pub fn check_space(plan: &Plan, to: &Path) -> Result<(), FetchError> {
     if plan.needed > plan.free {
@@ -242,7 +240,8 @@ pub fn check_space(plan: &Plan, to: &Path) -> Result<(), FetchError> {
 }
 
 /// The HTTP client: rustls with the ring provider, timeouts that notice a
-/// dead mirror without cutting a slow one.
+/// dead mirror without cutting a slow one, redirects followed but never
+/// from https to http (`limits::redirect_policy`).
 pub(crate) fn client() -> Result<Client, FetchError> {
     // reqwest is built without a provider of its own; another install won.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -250,6 +249,7 @@ pub(crate) fn client() -> Result<Client, FetchError> {
         .user_agent(concat!("zugzwang/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(30))
         .read_timeout(Duration::from_secs(60))
+        .redirect(limits::redirect_policy())
         .build()
         .map_err(FetchError::Client)
 }
@@ -292,6 +292,7 @@ pub async fn fetch(
                     url: url.clone(),
                     dir: &options.to,
                     file: &file,
+                    pieces,
                     expected: &expected,
                     progress,
                 };

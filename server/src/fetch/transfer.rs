@@ -15,7 +15,11 @@
 //! `.part`; a second one is reported. A mirror that ignores Range (answers
 //! 200 with the whole file) is followed from byte 0. Where no size is
 //! published, the mirror's (Content-Length, Content-Range) says when the
-//! file is complete, and the digest whether it is the published one.
+//! file is complete, and the digest whether it is the published one; what
+//! a mirror may send is bounded all the same (`limits`): a file stops at
+//! the most its kind can be, the free space is looked at again while it is
+//! written, a `Content-Range` that does not add up is refused, and a
+//! redirect from https to http is not followed.
 
 use std::{
     fs::{self, File},
@@ -25,10 +29,14 @@ use std::{
 };
 
 use futures::StreamExt;
+use indicatif::HumanBytes;
 use reqwest::{Client, StatusCode, Url, header};
 use tokio::io::AsyncWriteExt;
 
-use super::checksums::{self, Pass};
+use super::{
+    checksums::{self, Pass},
+    limits::{self, RedirectRefused, SPACE_CHECK_EVERY, size_bound, space_runs_out},
+};
 use crate::{
     catalog::{Published, whole_file::PublishedDigest},
     dtm::format as prophet_format,
@@ -57,7 +65,8 @@ pub enum TransferError {
         status: StatusCode,
     },
     #[error(
-        "{file}: the transfer failed {ATTEMPTS} times in a row (last: {source}); run the same command again to resume from the bytes kept in {file}.part"
+        "{file}: the transfer failed {ATTEMPTS} times in a row (last: {}); run the same command again to resume from the bytes kept in {file}.part",
+        limits::describe(.source)
     )]
     Connection {
         file: String,
@@ -73,6 +82,48 @@ pub enum TransferError {
         expected: u64,
         /// Where the expected size comes from.
         why: &'static str,
+    },
+    #[error(
+        "{file}: {} bytes, more than {bound} ({why}): the mirror serves something other than this table, or a body that does not end; {file}.part was removed; use another mirror",
+        .got.describe()
+    )]
+    TooLarge {
+        file: String,
+        got: Got,
+        /// The most a file of its kind can be (`limits::size_bound`).
+        bound: u64,
+        why: String,
+    },
+    #[error(
+        "{file}: {url} answered a request for bytes {have}- with Content-Range `{value}`, which {problem}: the mirror does not serve byte ranges correctly; use another mirror"
+    )]
+    BadRange {
+        file: String,
+        url: String,
+        have: u64,
+        value: String,
+        problem: String,
+    },
+    #[error(
+        "{file}: {} is free in {}, {}; stopped before the disk is full (the bytes received are kept in {file}.part): free some space, then run the same command again",
+        HumanBytes(*.free), .dir.display(), needs(*.needed, *.size_known)
+    )]
+    NoSpace {
+        file: String,
+        dir: PathBuf,
+        free: u64,
+        /// What the file still needs (its size known), or the margin kept
+        /// while it arrives (its size not known).
+        needed: u64,
+        size_known: bool,
+    },
+    #[error(
+        "{file}: {source}; give as --from an https address that serves the files itself (or the mirror's http:// address, if plain http is acceptable to you)"
+    )]
+    Redirect {
+        file: String,
+        #[source]
+        source: RedirectRefused,
     },
     #[error(
         "{file}: {algorithm} {got} differs from {} twice, the second time fetched from scratch: the mirror serves a damaged file; use another mirror",
@@ -197,6 +248,9 @@ pub struct Transfer<'a> {
     pub dir: &'a Path,
     /// The file's path below `dir` (a name, or `4men/0pawns/KBNK.egtb.bz`).
     pub file: &'a str,
+    /// Its pieces, kings included (what bounds its size where none is
+    /// published: `limits::size_bound`).
+    pub pieces: usize,
     pub expected: &'a Expected,
     /// Counts bytes received; retracted when bytes are thrown away.
     pub progress: &'a dyn Progress,
@@ -328,13 +382,16 @@ impl Transfer<'_> {
     }
 
     /// Brings `.part` to the file's size, resuming where it stops: the
-    /// published size, or else the one the mirror gives. Returns the bytes
-    /// received over the network.
+    /// published size, or else the one the mirror gives, never past the
+    /// most a file of its kind can be. Returns the bytes received over the
+    /// network.
     async fn download(&self) -> Result<u64, TransferError> {
         let part = self.part();
+        let published = self.expected.size.is_some();
         let mut size = Size {
             bytes: self.expected.size,
-            published: self.expected.size.is_some(),
+            published,
+            bound: (!published).then(|| size_bound(self.file, self.pieces).bytes),
         };
         let mut received = 0;
         let mut failures = 0;
@@ -343,7 +400,7 @@ impl Transfer<'_> {
             if size.bytes == Some(have) {
                 return Ok(received);
             }
-            if size.bytes.is_some_and(|bytes| have > bytes) {
+            if size.bytes.or(size.bound).is_some_and(|bytes| have > bytes) {
                 self.discard_part()?;
                 continue;
             }
@@ -357,6 +414,11 @@ impl Transfer<'_> {
                 // A body of no announced length ended cleanly: the digest judges it.
                 Ok(()) if size.bytes.is_none() => return Ok(received),
                 Ok(()) => {}
+                Err(Attempt::Fatal(err @ TransferError::TooLarge { .. })) => {
+                    // Nothing of it is worth resuming from.
+                    self.discard_part()?;
+                    return Err(err);
+                }
                 Err(Attempt::Fatal(err)) => return Err(err),
                 Err(Attempt::Retry(err)) => {
                     failures += 1;
@@ -377,24 +439,38 @@ impl Transfer<'_> {
         if have > 0 {
             request = request.header(header::RANGE, format!("bytes={have}-"));
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| Attempt::Retry(self.connection(e)))?;
+        let response = request.send().await.map_err(|e| self.send_error(e))?;
         let status = response.status();
+        // A 206 stands on its Content-Range; a 416's only says whether
+        // `.part` is whole; anything else's is not looked at.
+        let range = match status {
+            StatusCode::PARTIAL_CONTENT => content_range(response.headers())
+                .map_err(|problem| Attempt::Fatal(self.bad_range(have, &response, problem)))?,
+            StatusCode::RANGE_NOT_SATISFIABLE => content_range(response.headers()).ok().flatten(),
+            _ => None,
+        };
         let start = match status {
-            StatusCode::PARTIAL_CONTENT => {
-                content_range(response.headers()).map(|(start, _)| start)
-            }
-            StatusCode::OK => Some(0),
+            StatusCode::PARTIAL_CONTENT => match range.and_then(|r| r.bytes) {
+                Some((first, _)) => first,
+                None => {
+                    let problem = "names no bytes".to_string();
+                    return Err(Attempt::Fatal(self.bad_range(have, &response, problem)));
+                }
+            },
+            StatusCode::OK => 0,
             // `.part` already holds the whole file (a run stopped before hashing it).
             StatusCode::RANGE_NOT_SATISFIABLE
-                if have > 0 && content_range(response.headers()) == Some((0, Some(have))) =>
+                if have > 0
+                    && range.is_some_and(|r| r.bytes.is_none() && r.total == Some(have)) =>
             {
                 size.bytes = Some(have);
                 return Ok(());
             }
-            StatusCode::RANGE_NOT_SATISFIABLE => None,
+            StatusCode::RANGE_NOT_SATISFIABLE => {
+                // Not the whole file after all: start over.
+                self.discard_part().map_err(Attempt::Fatal)?;
+                return Err(Attempt::Retry(self.status(status)));
+            }
             StatusCode::NOT_FOUND | StatusCode::GONE => {
                 return Err(Attempt::Fatal(TransferError::NotFound {
                     file: self.file.to_string(),
@@ -402,11 +478,7 @@ impl Transfer<'_> {
                 }));
             }
             status => {
-                let err = TransferError::Status {
-                    file: self.file.to_string(),
-                    url: self.url.clone(),
-                    status,
-                };
+                let err = self.status(status);
                 return Err(if status.is_server_error() {
                     Attempt::Retry(err)
                 } else {
@@ -414,19 +486,14 @@ impl Transfer<'_> {
                 });
             }
         };
-        // A range other than the one asked for (or none at all): start over.
-        let Some(start) = start.filter(|&s| s == have || s == 0) else {
+        // A range other than the one asked for: start over.
+        if start != have && start != 0 {
             self.discard_part().map_err(Attempt::Fatal)?;
-            return Err(Attempt::Retry(TransferError::Status {
-                file: self.file.to_string(),
-                url: self.url.clone(),
-                status,
-            }));
-        };
-        let total = match content_range(response.headers()) {
-            Some((_, Some(total))) if status == StatusCode::PARTIAL_CONTENT => Some(total),
-            _ => response.content_length().map(|length| start + length),
-        };
+            return Err(Attempt::Retry(self.status(status)));
+        }
+        let total = self
+            .total(status, range, &response, start)
+            .map_err(|problem| Attempt::Fatal(self.bad_range(have, &response, problem)))?;
         if let Some(total) = total {
             self.learn_size(size, total)?;
         }
@@ -441,9 +508,54 @@ impl Transfer<'_> {
         self.append(response, start, *size, got).await
     }
 
+    /// The file's size as an answer gives it: a 206's `Content-Range`
+    /// total, else the first byte sent plus `Content-Length`; the error
+    /// says how the two disagree, or that they go past 2^64 bytes.
+    fn total(
+        &self,
+        status: StatusCode,
+        range: Option<ContentRange>,
+        response: &reqwest::Response,
+        start: u64,
+    ) -> Result<Option<u64>, String> {
+        let length = response.content_length();
+        if status == StatusCode::PARTIAL_CONTENT
+            && let Some(ContentRange {
+                bytes: Some((first, last)),
+                total,
+            }) = range
+        {
+            // `first <= last` (checked when read), so this cannot overflow
+            // but at u64::MAX itself.
+            let span = (last - first).checked_add(1);
+            if let Some(length) = length
+                && span != Some(length)
+            {
+                return Err(format!(
+                    "spans {} bytes, but the Content-Length is {length}",
+                    span.map_or("2^64".to_string(), |span| span.to_string())
+                ));
+            }
+            if total.is_some() {
+                return Ok(total);
+            }
+        }
+        match length {
+            Some(length) => start
+                .checked_add(length)
+                .map(Some)
+                .ok_or_else(|| format!("with a Content-Length of {length}, goes past 2^64 bytes")),
+            None => Ok(None),
+        }
+    }
+
     /// Checks the mirror's size of the file against the published one, or
-    /// takes it where none is published.
+    /// takes it where none is published (if it is within the bound of the
+    /// file's kind).
     fn learn_size(&self, size: &mut Size, total: u64) -> Result<(), Attempt> {
+        if let Some(bound) = size.bound.filter(|&bound| total > bound) {
+            return Err(Attempt::Fatal(self.too_large(Got::Announced(total), bound)));
+        }
         match size.bytes {
             Some(bytes) if bytes == total => Ok(()),
             Some(bytes) if size.published => Err(Attempt::Fatal(TransferError::WrongSize {
@@ -456,11 +568,7 @@ impl Transfer<'_> {
             Some(_) => {
                 size.bytes = None;
                 self.discard_part().map_err(Attempt::Fatal)?;
-                Err(Attempt::Retry(TransferError::Status {
-                    file: self.file.to_string(),
-                    url: self.url.clone(),
-                    status: StatusCode::PARTIAL_CONTENT,
-                }))
+                Err(Attempt::Retry(self.status(StatusCode::PARTIAL_CONTENT)))
             }
             None => {
                 size.bytes = Some(total);
@@ -470,7 +578,8 @@ impl Transfer<'_> {
     }
 
     /// Appends the body to `.part`, which holds `start` bytes, refusing
-    /// bytes past `size`.
+    /// bytes past `size` (or past its bound), and looking at the free space
+    /// again every [`SPACE_CHECK_EVERY`] bytes.
     async fn append(
         &self,
         response: reqwest::Response,
@@ -480,9 +589,12 @@ impl Transfer<'_> {
     ) -> Result<(), Attempt> {
         let part = self.part();
         let fatal = |e| Attempt::Fatal(self.io(&part)(e));
-        if let Some(parent) = part.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(fatal)?;
-        }
+        let dir = part.parent().unwrap_or(self.dir).to_path_buf();
+        let create = dir.clone();
+        tokio::task::spawn_blocking(move || limits::create_dirs(&create))
+            .await
+            .unwrap_or_else(|join| Err(io::Error::other(join)))
+            .map_err(fatal)?;
         let mut out = tokio::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -491,6 +603,7 @@ impl Transfer<'_> {
             .map_err(fatal)?;
         let mut body = response.bytes_stream();
         let mut result = Ok(());
+        let mut next_space_check = 0;
         while let Some(chunk) = body.next().await {
             let chunk = match chunk {
                 Ok(chunk) => chunk,
@@ -499,7 +612,8 @@ impl Transfer<'_> {
                     break;
                 }
             };
-            let end = start + *got + chunk.len() as u64;
+            let written = start.saturating_add(*got);
+            let end = written.saturating_add(chunk.len() as u64);
             if let Some(expected) = size.bytes.filter(|&bytes| end > bytes) {
                 result = Err(Attempt::Fatal(TransferError::WrongSize {
                     file: self.file.to_string(),
@@ -508,6 +622,17 @@ impl Transfer<'_> {
                     why: size.source(),
                 }));
                 break;
+            }
+            if let Some(bound) = size.bound.filter(|&bound| end > bound) {
+                result = Err(Attempt::Fatal(self.too_large(Got::Sent(end), bound)));
+                break;
+            }
+            if *got >= next_space_check {
+                next_space_check = *got + SPACE_CHECK_EVERY;
+                if let Err(err) = self.check_space(&dir, written, size) {
+                    result = Err(err);
+                    break;
+                }
             }
             if let Err(err) = out.write_all(&chunk).await {
                 result = Err(fatal(err));
@@ -519,6 +644,73 @@ impl Transfer<'_> {
         // Keep what arrived, even after an error: the next attempt resumes there.
         out.flush().await.map_err(fatal)?;
         result
+    }
+
+    /// Refuses to write on when the disk would fill: what the file still
+    /// needs past `written` bytes (its size known), or a margin
+    /// ([`limits::KEEP_FREE`], at most what its bound leaves) when not.
+    fn check_space(&self, dir: &Path, written: u64, size: Size) -> Result<(), Attempt> {
+        let free = limits::free_space(dir).map_err(|e| Attempt::Fatal(self.io(dir)(e)))?;
+        let remaining = size.bytes.map(|bytes| bytes.saturating_sub(written));
+        let needed = remaining.or_else(|| {
+            size.bound
+                .map(|bound| bound.saturating_sub(written).min(limits::KEEP_FREE))
+        });
+        if space_runs_out(free, needed) {
+            return Err(Attempt::Fatal(TransferError::NoSpace {
+                file: self.file.to_string(),
+                dir: dir.to_path_buf(),
+                free,
+                needed: needed.unwrap_or(limits::KEEP_FREE),
+                size_known: remaining.is_some(),
+            }));
+        }
+        Ok(())
+    }
+
+    /// A request that got no answer: a redirect refused ends the
+    /// transfer, anything else is worth another try.
+    fn send_error(&self, err: reqwest::Error) -> Attempt {
+        match limits::redirect_refused(&err) {
+            Some(refused) => Attempt::Fatal(TransferError::Redirect {
+                file: self.file.to_string(),
+                source: refused.clone(),
+            }),
+            None => Attempt::Retry(self.connection(err)),
+        }
+    }
+
+    fn status(&self, status: StatusCode) -> TransferError {
+        TransferError::Status {
+            file: self.file.to_string(),
+            url: self.url.clone(),
+            status,
+        }
+    }
+
+    fn bad_range(&self, have: u64, response: &reqwest::Response, problem: String) -> TransferError {
+        let value = response
+            .headers()
+            .get(header::CONTENT_RANGE)
+            .map_or("(none)".to_string(), |value| {
+                String::from_utf8_lossy(value.as_bytes()).into_owned()
+            });
+        TransferError::BadRange {
+            file: self.file.to_string(),
+            url: self.url.to_string(),
+            have,
+            value,
+            problem,
+        }
+    }
+
+    fn too_large(&self, got: Got, bound: u64) -> TransferError {
+        TransferError::TooLarge {
+            file: self.file.to_string(),
+            got,
+            bound,
+            why: size_bound(self.file, self.pieces).why,
+        }
     }
 
     fn connection(&self, source: reqwest::Error) -> TransferError {
@@ -586,6 +778,10 @@ struct Size {
     /// Whether `bytes` is the published size (a mirror's other size is then
     /// another file, not a change to follow).
     published: bool,
+    /// Where no size is published, the most a file of its kind can be
+    /// (`limits::size_bound`): neither an announced size nor the bytes
+    /// received may go past it.
+    bound: Option<u64>,
 }
 
 impl Size {
@@ -599,18 +795,80 @@ impl Size {
     }
 }
 
-/// The first byte and the total of a `Content-Range` (`bytes
-/// START-END/TOTAL` in a 206, `bytes */TOTAL` in a 416, where START is
-/// taken as 0); the total is `None` when given as `*`.
-fn content_range(headers: &header::HeaderMap) -> Option<(u64, Option<u64>)> {
-    let value = headers.get(header::CONTENT_RANGE)?.to_str().ok()?;
-    let (range, total) = value.strip_prefix("bytes ")?.split_once('/')?;
-    let total = total.trim().parse().ok();
-    if range.trim() == "*" {
-        return Some((0, total));
+/// How a mirror showed a file to be larger than its kind can be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Got {
+    /// Its `Content-Length` or `Content-Range` announced this many bytes.
+    Announced(u64),
+    /// Its body went on to this many bytes (with what `.part` held).
+    Sent(u64),
+}
+
+impl Got {
+    fn describe(self) -> String {
+        match self {
+            Got::Announced(bytes) => format!("the mirror announces {bytes}"),
+            Got::Sent(bytes) => format!("the mirror sent {bytes}"),
+        }
     }
-    let (start, _) = range.split_once('-')?;
-    Some((start.trim().parse().ok()?, total))
+}
+
+/// What a file still needs, as [`TransferError::NoSpace`] says it.
+fn needs(needed: u64, size_known: bool) -> String {
+    if size_known {
+        format!("and the file needs {} more", HumanBytes(needed))
+    } else {
+        format!(
+            "less than the {} kept free while a file of unknown size arrives",
+            HumanBytes(needed)
+        )
+    }
+}
+
+/// A `Content-Range` header: `bytes FIRST-LAST/TOTAL` (a 206's),
+/// `bytes */TOTAL` (a 416's: no bytes), the total `*` when not known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ContentRange {
+    /// The first and last byte sent (both included).
+    bytes: Option<(u64, u64)>,
+    total: Option<u64>,
+}
+
+/// The answer's `Content-Range`: `None` without one, an error (what is
+/// wrong with it, worded to follow "which") when it is not one or does
+/// not add up: a number that is none (or past 2^64), the last byte before
+/// the first, or past the total.
+fn content_range(headers: &header::HeaderMap) -> Result<Option<ContentRange>, String> {
+    let Some(value) = headers.get(header::CONTENT_RANGE) else {
+        return Ok(None);
+    };
+    let malformed = || "is not `bytes FIRST-LAST/TOTAL` (numbers below 2^64)".to_string();
+    let value = value.to_str().map_err(|_| malformed())?;
+    let (range, total) = value
+        .strip_prefix("bytes ")
+        .and_then(|rest| rest.split_once('/'))
+        .ok_or_else(malformed)?;
+    let number = |text: &str| text.trim().parse::<u64>().map_err(|_| malformed());
+    let total = match total.trim() {
+        "*" => None,
+        total => Some(number(total)?),
+    };
+    let bytes = match range.trim() {
+        "*" => None,
+        range => {
+            let (first, last) = range.split_once('-').ok_or_else(malformed)?;
+            Some((number(first)?, number(last)?))
+        }
+    };
+    match (bytes, total) {
+        (Some((first, last)), _) if last < first => Err(format!(
+            "ends (byte {last}) before it starts (byte {first})"
+        )),
+        (Some((_, last)), Some(total)) if last >= total => Err(format!(
+            "ends at byte {last}, past the file's {total} bytes"
+        )),
+        _ => Ok(Some(ContentRange { bytes, total })),
+    }
 }
 
 /// What to do about a file the mirror answers 404 for.
@@ -628,19 +886,41 @@ fn not_found_hint(file: &str) -> String {
 mod tests {
     use super::*;
 
-    fn range(value: &str) -> Option<(u64, Option<u64>)> {
+    fn range(value: &str) -> Result<Option<ContentRange>, String> {
         let mut headers = header::HeaderMap::new();
         headers.insert(header::CONTENT_RANGE, value.parse().unwrap());
         content_range(&headers)
     }
 
+    fn ok(bytes: Option<(u64, u64)>, total: Option<u64>) -> Result<Option<ContentRange>, String> {
+        Ok(Some(ContentRange { bytes, total }))
+    }
+
     #[test]
-    fn reads_the_start_and_total_of_a_content_range() {
-        assert_eq!(range("bytes 100-199/200"), Some((100, Some(200))));
-        assert_eq!(range("bytes 100-199/*"), Some((100, None)));
+    fn reads_the_bytes_and_total_of_a_content_range() {
+        assert_eq!(range("bytes 100-199/200"), ok(Some((100, 199)), Some(200)));
+        assert_eq!(range("bytes 100-199/*"), ok(Some((100, 199)), None));
         // A 416's: the whole file is 200 bytes.
-        assert_eq!(range("bytes */200"), Some((0, Some(200))));
-        assert_eq!(range("items 1-2/3"), None);
-        assert_eq!(content_range(&header::HeaderMap::new()), None);
+        assert_eq!(range("bytes */200"), ok(None, Some(200)));
+        assert_eq!(content_range(&header::HeaderMap::new()), Ok(None));
+    }
+
+    #[test]
+    fn refuses_a_content_range_that_does_not_add_up() {
+        for (value, problem) in [
+            ("items 1-2/3", "is not"),
+            ("bytes 1-2", "is not"),
+            ("bytes 100-99999999999999999999999/*", "is not"),
+            ("bytes 100-199/-1", "is not"),
+            ("bytes 200-100/*", "before it starts"),
+            ("bytes 100-200/200", "past the file's 200 bytes"),
+            (
+                "bytes 0-18446744073709551615/18446744073709551615",
+                "past the file's",
+            ),
+        ] {
+            let err = range(value).unwrap_err();
+            assert!(err.contains(problem), "{value}: {err}");
+        }
     }
 }

@@ -394,6 +394,12 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
+/// The most [`SCRATCH`] keeps between reads: more than a DTM block or a
+/// Syzygy data block widened, so the common reads reuse it; a rarer larger
+/// read (an index part) gives its buffer back rather than keeping it on
+/// every thread that made one.
+const SCRATCH_KEPT: usize = 1 << 20;
+
 impl TieredFile {
     fn fast_end(&self) -> u64 {
         if self.prefix.is_some() && self.prefix_ok.load(Ordering::Relaxed) {
@@ -511,10 +517,15 @@ impl RandomAccessFile for TieredFile {
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.resize((end - start) as usize, 0);
-            self.read_range(&mut scratch, start, hint)?;
-            let from = (offset - start) as usize;
-            buf.copy_from_slice(&scratch[from..from + len]);
-            Ok(len)
+            let read = self.read_range(&mut scratch, start, hint);
+            if read.is_ok() {
+                let from = (offset - start) as usize;
+                buf.copy_from_slice(&scratch[from..from + len]);
+            }
+            if scratch.capacity() > SCRATCH_KEPT {
+                *scratch = Vec::new();
+            }
+            read.map(|()| len)
         })
     }
 
