@@ -471,9 +471,7 @@ fn check_claim(
     let module = longest_module(&segments, all)?;
     let depth = module.split("::").count();
     let rest = &segments[depth..];
-    let Some(first) = rest.first() else {
-        return None;
-    };
+    let first = rest.first()?;
     let file = src.to_string() + "/" + &module.replace("::", "/");
     let code = std::fs::read_to_string(
         find_source(root, &format!("{file}.rs"))
