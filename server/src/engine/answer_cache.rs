@@ -13,20 +13,27 @@
 //! that a popular position does not re-read a damaged table for every
 //! request, short enough that the whole answer comes back soon after the
 //! table does. It is kept with its reason, so a cached copy still says why.
+//!
+//! The cache is quick_cache's, as for the other caches of the server:
+//! identical requests meet at its placeholder (`get_value_or_guard_async`),
+//! where the first computes and the others wait and share what it found,
+//! an error too (handed to them, then dropped, so the next request tries
+//! again). An answer carries when it stops counting; a lookup that finds
+//! it past that time treats it as missing.
 
 use std::{
     future::Future,
     mem::size_of,
     sync::{
         Arc,
-        atomic::{AtomicBool, AtomicU64, Ordering},
+        atomic::{AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
 
 use app::api::{MainlineAnswer, MainlineStep, MoveInfo, TablebaseAnswer};
 use app::variant::Variant;
-use moka::{Expiry, future::Cache};
+use quick_cache::{OptionsBuilder, Weighter, sync::Cache};
 use shakmaty::{EnPassantMode, Position, fen::Epd, variant::VariantPosition};
 
 use super::EngineError;
@@ -34,24 +41,60 @@ use super::EngineError;
 /// How long an answer whose DTM table failed is kept.
 pub const DEGRADED_TTL: Duration = Duration::from_secs(10);
 
-/// Keeps whole answers until evicted, degraded ones [`DEGRADED_TTL`].
-struct DegradedExpiry;
+/// A typical answer's bytes, for the shard count: the cache keeps about
+/// 32 answers a shard, so a small cache is one shard and a big answer
+/// still fits a shard.
+const TYPICAL_ANSWER_BYTES: u64 = 2 << 10;
 
-impl Expiry<String, Arc<TablebaseAnswer>> for DegradedExpiry {
-    fn expire_after_create(
-        &self,
-        _key: &String,
-        answer: &Arc<TablebaseAnswer>,
-        _created_at: Instant,
-    ) -> Option<Duration> {
-        (!answer.dtm_unavailable.is_empty()).then_some(DEGRADED_TTL)
+/// One cached outcome of a computation: the answer, or the error that the
+/// requests waiting on it share (kept no longer than it takes to hand it
+/// to them), with when it stops counting and what it weighs.
+struct Slot<V> {
+    outcome: Result<Arc<V>, Arc<EngineError>>,
+    /// `None`: kept until evicted.
+    expires: Option<Instant>,
+    weight: u64,
+}
+
+impl<V> Clone for Slot<V> {
+    fn clone(&self) -> Self {
+        Slot {
+            outcome: self.outcome.clone(),
+            expires: self.expires,
+            weight: self.weight,
+        }
     }
 }
 
+impl<V> Slot<V> {
+    /// An answer kept for a later request: neither an error nor expired.
+    fn fresh_answer(&self, now: Instant) -> Option<&Arc<V>> {
+        let live = self.expires.is_none_or(|at| now < at);
+        self.outcome.as_ref().ok().filter(|_| live)
+    }
+
+    fn expired(&self, now: Instant) -> bool {
+        self.expires.is_some_and(|at| now >= at)
+    }
+}
+
+/// A slot weighs its key and answer bytes, measured once when computed.
+#[derive(Clone)]
+struct SlotBytes;
+
+impl<V> Weighter<String, Slot<V>> for SlotBytes {
+    fn weight(&self, _key: &String, slot: &Slot<V>) -> u64 {
+        slot.weight
+    }
+}
+
+type Slots<V> = Cache<String, Slot<V>, SlotBytes>;
+
 /// What the cache holds per route; one typed cache each.
 pub struct AnswerCache {
-    probes: Cache<String, Arc<TablebaseAnswer>>,
-    mainlines: Cache<String, Arc<MainlineAnswer>>,
+    probes: Slots<TablebaseAnswer>,
+    mainlines: Slots<MainlineAnswer>,
+    capacity_bytes: u64,
     counts: Counts,
 }
 
@@ -79,6 +122,34 @@ struct Counts {
     coalesced: AtomicU64,
 }
 
+/// What the cache needs to know of an answer to keep it.
+trait Answer {
+    /// What it costs to keep, for [`Slot::weight`].
+    fn bytes(&self) -> usize;
+    /// Whether its DTM table failed, so it is kept [`DEGRADED_TTL`] only.
+    fn degraded(&self) -> bool;
+}
+
+impl Answer for TablebaseAnswer {
+    fn bytes(&self) -> usize {
+        probe_bytes(self)
+    }
+
+    fn degraded(&self) -> bool {
+        !self.dtm_unavailable.is_empty()
+    }
+}
+
+impl Answer for MainlineAnswer {
+    fn bytes(&self) -> usize {
+        mainline_bytes_of(self)
+    }
+
+    fn degraded(&self) -> bool {
+        false
+    }
+}
+
 impl AnswerCache {
     /// A cache of at most `capacity_bytes`, split between the two routes
     /// (mainlines are rare and small: an eighth is plenty). 0 keeps nothing
@@ -86,19 +157,9 @@ impl AnswerCache {
     pub fn new(capacity_bytes: u64) -> AnswerCache {
         let mainline_bytes = capacity_bytes / 8;
         AnswerCache {
-            probes: Cache::builder()
-                .max_capacity(capacity_bytes - mainline_bytes)
-                .weigher(|key: &String, answer: &Arc<TablebaseAnswer>| {
-                    weight(key, probe_bytes(answer))
-                })
-                .expire_after(DegradedExpiry)
-                .build(),
-            mainlines: Cache::builder()
-                .max_capacity(mainline_bytes)
-                .weigher(|key: &String, answer: &Arc<MainlineAnswer>| {
-                    weight(key, mainline_bytes_of(answer))
-                })
-                .build(),
+            probes: slots(capacity_bytes - mainline_bytes),
+            mainlines: slots(mainline_bytes),
+            capacity_bytes,
             counts: Counts::default(),
         }
     }
@@ -122,12 +183,12 @@ impl AnswerCache {
 
     /// The answer if it is cached, without computing anything (so a request
     /// that would be refused as overload can still be served).
-    pub async fn cached_probe(&self, pos: &VariantPosition) -> Option<Arc<TablebaseAnswer>> {
-        self.hit(self.probes.get(&key(pos)).await)
+    pub fn cached_probe(&self, pos: &VariantPosition) -> Option<Arc<TablebaseAnswer>> {
+        self.hit(&self.probes, &key(pos))
     }
 
-    pub async fn cached_mainline(&self, pos: &VariantPosition) -> Option<Arc<MainlineAnswer>> {
-        self.hit(self.mainlines.get(&key(pos)).await)
+    pub fn cached_mainline(&self, pos: &VariantPosition) -> Option<Arc<MainlineAnswer>> {
+        self.hit(&self.mainlines, &key(pos))
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -135,49 +196,86 @@ impl AnswerCache {
             hits: self.counts.hits.load(Ordering::Relaxed),
             misses: self.counts.misses.load(Ordering::Relaxed),
             coalesced: self.counts.coalesced.load(Ordering::Relaxed),
-            entries: self.probes.entry_count() + self.mainlines.entry_count(),
-            bytes: self.probes.weighted_size() + self.mainlines.weighted_size(),
-            capacity_bytes: self.probes.policy().max_capacity().unwrap_or(0)
-                + self.mainlines.policy().max_capacity().unwrap_or(0),
+            entries: (self.probes.len() + self.mainlines.len()) as u64,
+            bytes: self.probes.weight() + self.mainlines.weight(),
+            capacity_bytes: self.capacity_bytes,
         }
     }
 
-    /// Lets moka finish its pending bookkeeping (evictions, sizes); for
-    /// tests and `/metrics`, which want current figures.
-    pub async fn settle(&self) {
-        self.probes.run_pending_tasks().await;
-        self.mainlines.run_pending_tasks().await;
-    }
-
-    fn hit<V>(&self, found: Option<V>) -> Option<V> {
+    fn hit<V>(&self, cache: &Slots<V>, key: &str) -> Option<Arc<V>> {
+        let found = cache.get(key)?.fresh_answer(Instant::now()).cloned();
         if found.is_some() {
             self.counts.hits.fetch_add(1, Ordering::Relaxed);
         }
         found
     }
 
-    async fn get_or_compute<V: Send + Sync + 'static>(
+    /// The answer from the cache or from the identical request in flight,
+    /// else computed here and kept. An expired answer counts as missing; an
+    /// error is handed to the requests that waited for it and not kept.
+    async fn get_or_compute<V: Answer>(
         &self,
-        cache: &Cache<String, Arc<V>>,
+        cache: &Slots<V>,
         key: String,
         compute: impl Future<Output = Result<V, EngineError>>,
     ) -> Result<Arc<V>, EngineError> {
-        let computed_here = AtomicBool::new(false);
-        let result = cache
-            .try_get_with(key, async {
-                computed_here.store(true, Ordering::Relaxed);
-                compute.await.map(Arc::new)
-            })
-            .await
-            .map_err(|err: Arc<EngineError>| err.as_ref().clone());
-        let count = if computed_here.load(Ordering::Relaxed) {
-            &self.counts.misses
-        } else {
-            &self.counts.coalesced
+        let guard = loop {
+            match cache.get_value_or_guard_async(&key).await {
+                Ok(slot) if slot.expired(Instant::now()) && slot.outcome.is_ok() => {
+                    // Gone stale: drop it (unless already replaced) and ask
+                    // again, to compute it or wait for who does.
+                    cache.remove_if(&key, |kept| kept.expires == slot.expires);
+                }
+                Ok(slot) => {
+                    self.counts.coalesced.fetch_add(1, Ordering::Relaxed);
+                    return slot.outcome.map_err(|err| err.as_ref().clone());
+                }
+                Err(guard) => break guard,
+            }
         };
-        count.fetch_add(1, Ordering::Relaxed);
-        result
+        self.counts.misses.fetch_add(1, Ordering::Relaxed);
+        let computed = compute.await;
+        let key_bytes = key.len();
+        let slot = match computed {
+            Ok(answer) => Slot {
+                weight: weight(key_bytes, answer.bytes()),
+                expires: expiry(&answer, Instant::now()),
+                outcome: Ok(Arc::new(answer)),
+            },
+            Err(err) => Slot {
+                weight: weight(key_bytes, size_of::<EngineError>()),
+                expires: Some(Instant::now()),
+                outcome: Err(Arc::new(err)),
+            },
+        };
+        let outcome = slot.outcome.clone();
+        // Inserting wakes the waiters with the slot; an error then leaves.
+        let _ = guard.insert(slot);
+        match outcome {
+            Ok(answer) => Ok(answer),
+            Err(err) => {
+                cache.remove_if(&key, |kept| kept.outcome.is_err());
+                Err(err.as_ref().clone())
+            }
+        }
     }
+}
+
+/// A cache of slots bounded by `capacity_bytes`.
+fn slots<V>(capacity_bytes: u64) -> Slots<V> {
+    let typical = (capacity_bytes / TYPICAL_ANSWER_BYTES).max(1);
+    let options = OptionsBuilder::new()
+        .estimated_items_capacity(usize::try_from(typical).unwrap_or(usize::MAX))
+        .weight_capacity(capacity_bytes)
+        .build()
+        .expect("both sizes are set");
+    Cache::with_options(options, SlotBytes, Default::default(), Default::default())
+}
+
+/// When an answer stops counting: an answer whose DTM table failed after
+/// [`DEGRADED_TTL`], a whole one never (it stays until evicted).
+fn expiry<V: Answer>(answer: &V, now: Instant) -> Option<Instant> {
+    answer.degraded().then(|| now + DEGRADED_TTL)
 }
 
 /// The position without its fullmove number: board, side, castling, en
@@ -191,8 +289,8 @@ pub fn key(pos: &VariantPosition) -> String {
     }
 }
 
-fn weight(key: &str, answer_bytes: usize) -> u32 {
-    u32::try_from(key.len() + answer_bytes).unwrap_or(u32::MAX)
+fn weight(key_bytes: usize, answer_bytes: usize) -> u64 {
+    u64::try_from(key_bytes + answer_bytes).unwrap_or(u64::MAX)
 }
 
 /// Approximate heap and inline bytes of an answer: what it costs to keep.
@@ -243,16 +341,103 @@ mod tests {
             dtm_unavailable: Vec::new(),
         };
         let now = Instant::now();
-        let key = String::new();
-        let whole = Arc::new(answer.clone());
-        assert_eq!(DegradedExpiry.expire_after_create(&key, &whole, now), None);
+        assert_eq!(expiry(&answer, now), None);
         answer.dtm_unavailable =
             app::api::DtmUnavailable::from_header("KQKR.egtb.bz;problem=damaged;root");
-        let degraded = Arc::new(answer);
-        assert_eq!(
-            DegradedExpiry.expire_after_create(&key, &degraded, now),
-            Some(DEGRADED_TTL)
+        assert_eq!(expiry(&answer, now), Some(now + DEGRADED_TTL));
+    }
+
+    fn answer(dtm_unavailable: &str) -> TablebaseAnswer {
+        TablebaseAnswer {
+            pos: app::api::PositionInfo::unknown(),
+            moves: Vec::new(),
+            dtm_unavailable: app::api::DtmUnavailable::from_header(dtm_unavailable),
+        }
+    }
+
+    fn computed_twice() -> Result<TablebaseAnswer, EngineError> {
+        panic!("an identical request in flight computed again")
+    }
+
+    fn kpk() -> VariantPosition {
+        app::position::parse_fen("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1")
+            .expect("legal")
+            .into()
+    }
+
+    #[tokio::test]
+    async fn an_expired_answer_is_computed_again() {
+        let cache = AnswerCache::new(1 << 20);
+        let pos = kpk();
+        let degraded = "KQKR.egtb.bz;problem=damaged;root";
+        cache
+            .probe(&pos, async { Ok(answer(degraded)) })
+            .await
+            .expect("answer");
+        assert!(cache.cached_probe(&pos).is_some());
+        // Age the kept slot past its time.
+        let key = key(&pos);
+        let mut slot = cache.probes.get(&key).expect("kept");
+        slot.expires = Some(Instant::now());
+        cache.probes.insert(key, slot);
+        assert!(cache.cached_probe(&pos).is_none());
+        let again = cache
+            .probe(&pos, async { Ok(answer("")) })
+            .await
+            .expect("answer");
+        assert!(again.dtm_unavailable.is_empty());
+        assert!(cache.cached_probe(&pos).is_some());
+        let stats = cache.stats();
+        assert_eq!((stats.misses, stats.entries), (2, 1), "{stats:?}");
+    }
+
+    #[tokio::test]
+    async fn waiters_share_one_computation_and_its_error() {
+        let cache = AnswerCache::new(1 << 20);
+        let pos = kpk();
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        let first = cache.probe(&pos, async {
+            released.await.expect("released");
+            Err(EngineError::Internal("boom".into()))
+        });
+        let second = cache.probe(&pos, async { computed_twice() });
+        let (first, second, ()) = tokio::join!(first, second, async {
+            tokio::task::yield_now().await;
+            release.send(()).expect("first waits");
+        });
+        assert!(matches!(first, Err(EngineError::Internal(_))), "{first:?}");
+        assert!(
+            matches!(second, Err(EngineError::Internal(_))),
+            "{second:?}"
         );
+        let stats = cache.stats();
+        assert_eq!((stats.misses, stats.coalesced, stats.entries), (1, 1, 0));
+        // The error is not kept: the next request computes.
+        let answer = cache.probe(&pos, async { Ok(answer("")) }).await;
+        assert!(answer.is_ok());
+        assert_eq!(cache.stats().misses, 2);
+    }
+
+    #[tokio::test]
+    async fn a_cache_of_nothing_still_coalesces() {
+        let cache = AnswerCache::new(0);
+        let pos = kpk();
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        let first = cache.probe(&pos, async {
+            released.await.expect("released");
+            Ok(answer(""))
+        });
+        let second = cache.probe(&pos, async { computed_twice() });
+        let (first, second, ()) = tokio::join!(first, second, async {
+            tokio::task::yield_now().await;
+            release.send(()).expect("first waits");
+        });
+        assert!(Arc::ptr_eq(
+            &first.expect("answer"),
+            &second.expect("answer")
+        ));
+        let stats = cache.stats();
+        assert_eq!((stats.misses, stats.coalesced, stats.entries), (1, 1, 0));
     }
 
     #[test]

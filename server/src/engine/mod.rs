@@ -280,7 +280,7 @@ impl Engine {
         pos: impl Into<VariantPosition>,
     ) -> Result<Arc<TablebaseAnswer>, EngineError> {
         let pos = pos.into();
-        if let Some(hit) = self.cache.cached_probe(&pos).await {
+        if let Some(hit) = self.cache.cached_probe(&pos) {
             return Ok(hit);
         }
         let _pending = self.admit()?;
@@ -306,7 +306,7 @@ impl Engine {
                 "{pieces} pieces: the loaded tables cover at most {max}"
             )));
         }
-        if let Some(hit) = self.cache.cached_mainline(&pos).await {
+        if let Some(hit) = self.cache.cached_mainline(&pos) {
             return Ok(hit);
         }
         let _pending = self.admit()?;
@@ -353,7 +353,6 @@ impl Engine {
 
     /// How requests met the response cache, and what it holds.
     pub async fn cache_stats(&self) -> CacheStats {
-        self.cache.settle().await;
         self.cache.stats()
     }
 
