@@ -6,27 +6,33 @@
 //! shakmaty-syzygy's own filesystem does, leaves connections whatever the
 //! tables did not take, and once the limit is reached nothing recovers.
 //! So a table file keeps only its path and identity; its descriptor lives
-//! here, the least recently used are closed beyond the budget and opened
-//! again on their next read, and an open that finds no descriptor left
-//! closes some of ours and tries again instead of failing the probe.
+//! here, the coldest are closed beyond the budget and opened again on their
+//! next read, and an open that finds no descriptor left closes some of ours
+//! and tries again instead of failing the probe.
+//!
+//! The pool is a quick_cache, as the server's other caches are. Its order is
+//! not strictly least recently used: a file read once since it was opened
+//! is closed before one read again (a scan of many tables does not close
+//! the ones in steady use). It keeps one descriptor fewer than the budget,
+//! since a file is opened before the pool can take it: the pool and the
+//! open in progress stay within the budget. On running out of descriptors
+//! it closes its coldest half by shrinking its capacity for a moment.
 
 use std::{
     fs::{self, File},
     io,
-    num::NonZeroUsize,
     ops::Deref,
     os::unix::fs::{MetadataExt, OpenOptionsExt},
     path::{Path, PathBuf},
     sync::{
-        Arc, Mutex,
+        Arc,
         atomic::{AtomicU64, Ordering::Relaxed},
     },
 };
 
-use lru::LruCache;
+use quick_cache::{OptionsBuilder, UnitWeighter, sync::Cache};
 
 use super::table_error::{TableIoError, is_out_of_descriptors};
-use crate::sync::lock;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -61,11 +67,12 @@ impl Drop for Handle {
     }
 }
 
-/// The descriptors of one filesystem's table files, least recently used first out.
+/// The descriptors of one filesystem's table files, the coldest first out.
 #[derive(Debug)]
 pub struct HandlePool {
-    open: Mutex<LruCache<u64, Arc<Handle>>>,
-    budget: NonZeroUsize,
+    /// Keeps one fewer than the budget: the open in progress is the last.
+    open: Cache<u64, Arc<Handle>>,
+    budget: usize,
     /// Descriptors alive, including ones the pool closed that a read in
     /// progress still holds.
     alive: Arc<AtomicU64>,
@@ -73,16 +80,28 @@ pub struct HandlePool {
 
 impl HandlePool {
     pub fn new(budget: usize) -> Arc<HandlePool> {
-        let budget = NonZeroUsize::new(budget).unwrap_or(NonZeroUsize::MIN);
+        let budget = budget.max(1);
+        let options = OptionsBuilder::new()
+            // One shard: the budget is exact, and reads only share its lock.
+            .shards(1)
+            .estimated_items_capacity(budget - 1)
+            .weight_capacity(kept(budget))
+            .build()
+            .expect("both sizes are set");
         Arc::new(HandlePool {
-            open: Mutex::new(LruCache::new(budget)),
+            open: Cache::with_options(
+                options,
+                UnitWeighter,
+                Default::default(),
+                Default::default(),
+            ),
             budget,
             alive: Arc::default(),
         })
     }
 
     pub fn budget(&self) -> usize {
-        self.budget.get()
+        self.budget
     }
 
     /// Table file descriptors open now (including ones closed by the pool
@@ -93,52 +112,40 @@ impl HandlePool {
 
     /// Descriptors this pool keeps open.
     pub fn len(&self) -> usize {
-        lock(&self.open).len()
+        self.open.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.open.is_empty()
     }
 
     fn get(&self, id: u64) -> Option<Arc<Handle>> {
-        lock(&self.open).get(&id).cloned()
+        self.open.get(&id)
     }
 
-    /// Keeps a descriptor, closing the least recently used one beyond the budget.
+    /// Keeps a descriptor, closing the coldest one beyond the budget.
     fn keep(&self, id: u64, handle: Arc<Handle>) {
-        let evicted = lock(&self.open).push(id, handle);
-        drop(evicted);
-    }
-
-    /// Closes the least recently used descriptor if the pool is full, so
-    /// opening one more does not go over the budget even for a moment.
-    fn make_room(&self) {
-        let evicted = {
-            let mut open = lock(&self.open);
-            if open.len() >= self.budget.get() {
-                open.pop_lru()
-            } else {
-                None
-            }
-        };
-        drop(evicted);
+        self.open.insert(id, handle);
     }
 
     fn forget(&self, id: u64) {
-        let handle = lock(&self.open).pop(&id);
-        drop(handle);
+        self.open.remove(&id);
     }
 
-    /// Closes the least recently used half of the pool (at least one);
-    /// returns how many were closed.
+    /// Closes the coldest half of the pool (at least one); returns how
+    /// many were closed.
     pub fn shed(&self) -> usize {
-        let closed: Vec<_> = {
-            let mut open = lock(&self.open);
-            let count = open.len().div_ceil(2);
-            (0..count).filter_map(|_| open.pop_lru()).collect()
-        };
-        let count = closed.len();
-        drop(closed);
+        let before = self.open.len();
+        let keep = before / 2;
+        if keep == 0 {
+            self.open.clear();
+        } else {
+            // Evicts down to `keep` by the cache's own order, then lets
+            // the pool fill up again.
+            self.open.set_capacity(keep as u64);
+            self.open.set_capacity(kept(self.budget));
+        }
+        let count = before.saturating_sub(self.open.len());
         if count > 0 {
             tracing::warn!(
                 "out of file descriptors: closed {count} table files to make room (they reopen when needed)"
@@ -155,6 +162,12 @@ impl HandlePool {
             result => result,
         }
     }
+}
+
+/// How many descriptors a pool of `budget` keeps: all but the one an open
+/// takes before the pool can close another.
+fn kept(budget: usize) -> u64 {
+    budget.saturating_sub(1) as u64
 }
 
 /// A table file whose descriptor the pool may close and reopen.
@@ -237,7 +250,6 @@ fn identity(meta: &fs::Metadata) -> (u64, u64, u64) {
 /// Opens within the budget, making room among our own descriptors when the
 /// process has none left.
 fn open_file(pool: &HandlePool, path: &Path) -> io::Result<Handle> {
-    pool.make_room();
     pool.with_room(|| open_without_atime(path))
         .map(|file| Handle::new(file, &pool.alive))
         .map_err(|err| TableIoError::open(path, err))
@@ -294,11 +306,12 @@ mod tests {
             .iter()
             .map(|p| PooledFile::open(&pool, p).expect("open").0)
             .collect();
-        assert_eq!(pool.len(), 3);
+        // The budget less the descriptor that the next open takes.
+        assert_eq!(pool.len(), 2);
         for round in 0..3 {
             for (i, file) in opened.iter().enumerate() {
                 assert_eq!(first_byte(file), i as u8, "round {round}");
-                assert!(pool.len() <= 3);
+                assert!(pool.len() < 3);
             }
         }
         drop(opened);
@@ -320,7 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn shedding_closes_the_least_recently_used_half() {
+    fn shedding_closes_the_coldest_half() {
         let (_dir, paths) = files(4);
         let pool = HandlePool::new(8);
         let opened: Vec<_> = paths
@@ -330,7 +343,7 @@ mod tests {
         first_byte(&opened[0]);
         assert_eq!(pool.shed(), 2);
         assert_eq!(pool.len(), 2);
-        // The most recently used stayed open.
+        // The one read again stayed open, and the newest.
         assert!(pool.get(opened[0].id).is_some());
         assert!(pool.get(opened[3].id).is_some());
     }
