@@ -12,7 +12,7 @@
 //!
 //! This is the fast tier's idea (`store::tier`) with RAM as the fast
 //! storage, and needs no build step: the index is learnt as it is read, in
-//! chunks of [`CHUNK`] bytes, those unread for longest dropped beyond a byte
+//! chunks of [`CHUNK`] bytes, the coldest dropped beyond a byte
 //! budget (`serve --index-cache-mb`, by default sized from MemAvailable at
 //! start).
 //!
@@ -30,17 +30,16 @@
 //! come from the layers below unchanged, naming their table.
 
 use std::{
-    collections::VecDeque,
     io,
     path::{Path, PathBuf},
     sync::{
         Arc, RwLock, RwLockReadGuard, RwLockWriteGuard,
-        atomic::{AtomicBool, AtomicU64, Ordering::Relaxed},
+        atomic::{AtomicU64, Ordering::Relaxed},
     },
     time::Duration,
 };
 
-use hashbrown::HashMap;
+use quick_cache::{Weighter, unsync};
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 use super::{
@@ -59,7 +58,7 @@ pub const CHUNK: u64 = 4096;
 /// Locks are per shard, so probing threads rarely wait for each other.
 const SHARDS: usize = 16;
 
-/// What an entry costs besides its bytes (key, list links, allocation),
+/// What an entry costs besides its bytes (key, the cache's links, allocation),
 /// counted against the budget so that the budget bounds memory.
 const ENTRY_OVERHEAD: usize = 96;
 
@@ -78,8 +77,7 @@ struct Figures {
     flag: &'static str,
     hits: AtomicU64,
     loads: AtomicU64,
-    bytes: AtomicU64,
-    /// The budget asked for (`capacity` rounds it down to whole shards).
+    /// The budget asked for.
     capacity: u64,
 }
 
@@ -91,95 +89,46 @@ impl Figures {
             flag,
             hits: AtomicU64::new(0),
             loads: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
             capacity,
         }
     }
-
-    fn add_bytes(&self, bytes: usize) {
-        self.bytes.fetch_add(bytes as u64, Relaxed);
-    }
-
-    fn remove_bytes(&self, bytes: usize) {
-        self.bytes.fetch_sub(bytes as u64, Relaxed);
-    }
 }
 
-/// One shard: chunks by key, and the order the clock hand visits them in.
-///
-/// Hits take a read lock and set an access bit; only inserts write. Most
-/// lookups hit (the index cache almost never evicts, and ~200 index and ~85
-/// data lookups make one request): a least-recently-used list reordered on
-/// every hit, under an exclusive lock, was 4 % of a hot request's CPU
-/// (server/docs/benchmarks.md, "Probing without a hand-off"). The clock
-/// (second chance) keeps what is used as LRU does: an entry read since the
-/// hand last passed it stays one more round.
-#[derive(Default)]
-struct Shard {
-    chunks: HashMap<Key, Kept>,
-    /// Every key of `chunks` once, oldest first: the clock's dial.
-    hand: VecDeque<Key>,
-    /// Bytes held, overhead included.
-    bytes: usize,
-}
+/// A chunk weighs its bytes and what keeping it costs besides.
+#[derive(Clone)]
+struct ChunkBytes;
 
-struct Kept {
-    bytes: Box<[u8]>,
-    /// Read since the clock hand last passed.
-    used: AtomicBool,
-}
-
-impl Shard {
-    /// Keeps `bytes` under `key` (replacing what it held); the change in
-    /// bytes held, overhead included, as (added, removed).
-    fn put(&mut self, key: Key, bytes: Box<[u8]>) -> (usize, usize) {
-        let added = bytes.len() + ENTRY_OVERHEAD;
-        let kept = Kept {
-            bytes,
-            used: AtomicBool::new(false),
-        };
-        let removed = match self.chunks.insert(key, kept) {
-            Some(old) => old.bytes.len() + ENTRY_OVERHEAD,
-            None => {
-                self.hand.push_back(key);
-                0
-            }
-        };
-        self.bytes = self.bytes + added - removed;
-        (added, removed)
-    }
-
-    /// Drops the first chunk the hand finds unread since its last pass,
-    /// giving read ones a second chance, and never `new`, the chunk just
-    /// kept (it has had no chance to be read); the bytes freed (0: none).
-    fn evict_one(&mut self, new: Key) -> usize {
-        // A key is passed at most twice: once to clear its bit, once to drop it.
-        for _ in 0..2 * self.hand.len() {
-            let Some(key) = self.hand.pop_front() else {
-                break;
-            };
-            let Some(kept) = self.chunks.get(&key) else {
-                continue;
-            };
-            if key == new || kept.used.swap(false, Relaxed) {
-                self.hand.push_back(key);
-                continue;
-            }
-            let Some(dropped) = self.chunks.remove(&key) else {
-                continue;
-            };
-            let freed = dropped.bytes.len() + ENTRY_OVERHEAD;
-            self.bytes -= freed;
-            return freed;
-        }
-        0
+impl Weighter<Key, Box<[u8]>> for ChunkBytes {
+    fn weight(&self, _key: &Key, bytes: &Box<[u8]>) -> u64 {
+        (bytes.len() + ENTRY_OVERHEAD) as u64
     }
 }
+
+/// One shard: quick_cache's map and eviction order, behind our lock.
+type Shard = unsync::Cache<Key, Box<[u8]>, ChunkBytes>;
 
 /// Chunks of table files, within a byte budget.
+///
+/// Each shard is a quick_cache (its non-concurrent one) behind a
+/// read-write lock. Hits take the read lock, mark the chunk and copy from
+/// it in place; only inserts write. Most lookups hit (the index cache
+/// almost never evicts, and ~200 index and ~85 data lookups make one
+/// request): a least-recently-used list reordered on every hit, under an
+/// exclusive lock, was 4 % of a hot request's CPU (server/docs/benchmarks.md,
+/// "Probing without a hand-off"). quick_cache's order keeps what is read
+/// again as LRU would, and lets a chunk read once go first.
+///
+/// Why not quick_cache's concurrent cache, as the server's other caches
+/// are: its `get` hands out a clone of the value, here a reference-counted
+/// chunk, so every hit writes a counter that all cores share. Measured
+/// with perf on hot requests, this cache's code took 10.6-11.1 % of the
+/// server's CPU that way, against 4.5-7.6 % for the hand-written clock
+/// lists it replaced and 5.1-6.6 % as it is here (server/docs/benchmarks.md,
+/// "One cache library (issue 39)"). Behind our own lock a hit reads the
+/// chunk where it lies.
 pub struct ChunkCache {
     shards: Box<[RwLock<Shard>]>,
-    shard_capacity: usize,
+    shard_capacity: u64,
     figures: Figures,
 }
 
@@ -211,15 +160,24 @@ impl ChunkCache {
     }
 
     fn counted_in(capacity: usize, figures: Figures) -> ChunkCache {
+        let shard_capacity = (capacity / SHARDS) as u64;
+        let chunks = (shard_capacity / (CHUNK + ENTRY_OVERHEAD as u64)).max(1);
+        let shard = || {
+            RwLock::new(Shard::with_weighter(
+                usize::try_from(chunks).unwrap_or(usize::MAX),
+                shard_capacity,
+                ChunkBytes,
+            ))
+        };
         ChunkCache {
+            shards: (0..SHARDS).map(|_| shard()).collect(),
+            shard_capacity,
             figures,
-            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
-            shard_capacity: capacity / SHARDS,
         }
     }
 
     pub fn capacity(&self) -> usize {
-        self.shard_capacity * SHARDS
+        usize::try_from(self.shard_capacity).unwrap_or(usize::MAX) * SHARDS
     }
 
     /// This cache's figures, for `/metrics`.
@@ -235,7 +193,7 @@ impl ChunkCache {
         out.gauge(
             &name("bytes"),
             &format!("Memory the cache of {holds} takes now."),
-            f.bytes.load(Relaxed),
+            self.bytes() as u64,
         );
         out.counter(
             &name("hits_total"),
@@ -251,11 +209,14 @@ impl ChunkCache {
 
     /// Bytes held now, overhead included.
     pub fn bytes(&self) -> usize {
-        (0..SHARDS).map(|i| self.read(i).bytes).sum()
+        let held: u64 = (0..SHARDS).map(|i| self.read(i).weight()).sum();
+        usize::try_from(held).unwrap_or(usize::MAX)
     }
 
+    /// Whether a shard has room for two chunks: quick_cache refuses an
+    /// entry that would take nearly all of it.
     fn keeps_anything(&self) -> bool {
-        self.shard_capacity >= CHUNK as usize + ENTRY_OVERHEAD
+        self.shard_capacity >= 2 * (CHUNK + ENTRY_OVERHEAD as u64)
     }
 
     fn read(&self, shard: usize) -> RwLockReadGuard<'_, Shard> {
@@ -280,17 +241,11 @@ impl ChunkCache {
         let mut out = out;
         while !out.is_empty() {
             let key = (file, at / CHUNK);
-            let from = (at % CHUNK) as usize;
             let shard = self.read(Self::shard_of(key));
-            let Some(kept) = shard.chunks.get(&key) else {
+            let Some(kept) = shard.get(&key) else {
                 return false;
             };
-            // Written only when it changes: a hit then leaves the cache
-            // line shared between the cores.
-            if !kept.used.load(Relaxed) {
-                kept.used.store(true, Relaxed);
-            }
-            let Some(held) = kept.bytes.get(from..) else {
+            let Some(held) = kept.get((at % CHUNK) as usize..) else {
                 return false;
             };
             let n = held.len().min(out.len());
@@ -306,23 +261,11 @@ impl ChunkCache {
     }
 
     /// Keeps chunk `chunk` of `file` (shorter than [`CHUNK`] only at the
-    /// end of the file), dropping chunks unread for longest beyond the budget.
+    /// end of the file), dropping the coldest chunks beyond the budget.
     pub fn insert(&self, file: u64, chunk: u64, bytes: &[u8]) {
-        if bytes.len() + ENTRY_OVERHEAD > self.shard_capacity {
-            return;
-        }
         let key = (file, chunk);
         let mut shard = self.write(Self::shard_of(key));
-        let (added, removed) = shard.put(key, bytes.into());
-        self.figures.add_bytes(added);
-        self.figures.remove_bytes(removed);
-        while shard.bytes > self.shard_capacity {
-            let freed = shard.evict_one(key);
-            if freed == 0 {
-                break;
-            }
-            self.figures.remove_bytes(freed);
-        }
+        shard.insert(key, bytes.into());
     }
 }
 
@@ -689,15 +632,19 @@ mod tests {
         assert_eq!(fs.cache().bytes(), 0);
     }
 
+    /// What `chunks` chunks in each shard take in a cache.
+    fn room_for(chunks: usize) -> usize {
+        SHARDS * chunks * (CHUNK as usize + ENTRY_OVERHEAD)
+    }
+
     #[test]
-    fn memory_stays_within_the_budget_least_recently_used_out() {
+    fn memory_stays_within_the_budget_and_chunks_in_use_stay() {
         // Two chunks per shard.
-        let capacity = SHARDS * 2 * (CHUNK as usize + ENTRY_OVERHEAD);
+        let capacity = room_for(2);
         let cache = ChunkCache::for_index(capacity);
         let chunk = vec![7u8; CHUNK as usize];
         let mut out = [0u8; 8];
         cache.insert(1, 0, &chunk);
-        cache.insert(2, 0, &chunk);
         for i in 0..1000 {
             cache.insert(3, i, &chunk);
             assert!(
@@ -707,15 +654,41 @@ mod tests {
             assert!(cache.bytes() <= capacity);
         }
         assert_eq!(out, [7; 8]);
-        assert!(!cache.copy(2, 100, &mut out), "the unused chunk was kept");
         assert!(cache.bytes() > capacity / 2, "the cache holds too little");
     }
 
     #[test]
+    fn chunks_never_read_again_give_way_to_chunks_in_use() {
+        let room = 32 * SHARDS as u64;
+        let capacity = room_for(32);
+        let cache = ChunkCache::for_data(capacity);
+        let chunk = vec![7u8; CHUNK as usize];
+        let mut out = [0u8; 8];
+        // Filled with chunks nobody reads again...
+        for i in 0..room {
+            cache.insert(2, i, &chunk);
+        }
+        // ... then a working set of half the room, read over and over.
+        let working = room / 2;
+        for _ in 0..20 {
+            for i in 0..working {
+                if !cache.copy(3, i * CHUNK, &mut out) {
+                    cache.insert(3, i, &chunk);
+                }
+                assert!(cache.bytes() <= capacity);
+            }
+        }
+        let in_use = (0..working)
+            .filter(|&i| cache.copy(3, i * CHUNK, &mut out))
+            .count() as u64;
+        assert_eq!(in_use, working, "the chunks in use were not all kept");
+    }
+
+    #[test]
     fn a_cache_whose_every_chunk_is_in_use_still_makes_room() {
-        // One chunk per shard, every chunk read before the next comes: the
-        // clock hand must clear the access bits and drop one anyway.
-        let capacity = SHARDS * (CHUNK as usize + ENTRY_OVERHEAD);
+        // Two chunks per shard, every chunk read before the next comes: the
+        // cache must still drop one for each new one.
+        let capacity = room_for(2);
         let cache = ChunkCache::for_data(capacity);
         let mut out = [0u8; 8];
         for i in 0..500u64 {
@@ -727,7 +700,11 @@ mod tests {
         let kept = (0..500)
             .filter(|&i| cache.copy(9, i * CHUNK, &mut out))
             .count();
-        assert!(kept <= SHARDS, "{kept} chunks kept in room for {SHARDS}");
+        assert!(
+            kept <= 2 * SHARDS,
+            "{kept} chunks kept in room for {}",
+            2 * SHARDS
+        );
         assert!(kept > 0, "nothing kept");
     }
 
