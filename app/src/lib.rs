@@ -32,9 +32,16 @@ use leptos_meta::{HashedStylesheet, Meta, MetaTags, Title, provide_meta_context}
 /// round trip and a download that shares the line with the WASM, and it is
 /// small (about 4 KiB gzipped). Without it (no site built) the page links
 /// the stylesheet instead.
+///
+/// The styles written here carry the nonce of the page's
+/// Content-Security-Policy (the server's `security_headers`), as Leptos's
+/// inline scripts do.
 pub fn shell(options: LeptosOptions, style: Option<std::sync::Arc<str>>) -> impl IntoView {
+    let nonce = leptos::nonce::use_nonce();
     let style = match style {
-        Some(css) => view! { <style inner_html=css.to_string()></style> }.into_any(),
+        Some(css) => {
+            view! { <style nonce=nonce.clone() inner_html=css.to_string()></style> }.into_any()
+        }
         // The stylesheet's name carries its content hash (hash-files).
         None => view! { <HashedStylesheet options=options.clone() id="leptos"/> }.into_any(),
     };
@@ -50,6 +57,12 @@ pub fn shell(options: LeptosOptions, style: Option<std::sync::Arc<str>>) -> impl
                 <HydrationScripts options=options.clone()/>
                 <AutoReload options=options.clone()/>
                 {style}
+                // Controls that need the WASM (flip, editor, mainline) are
+                // hidden without JavaScript. In the head, which only the
+                // server renders: hydration never looks inside it.
+                <noscript>
+                    <style nonce=nonce inner_html=".js-only { display: none !important; }"></style>
+                </noscript>
                 <link rel="icon" type="image/png" href=favicon::data_url()/>
                 <MetaTags/>
             </head>
@@ -75,10 +88,6 @@ pub fn App() -> impl IntoView {
     view! {
         <Title text="Zugzwang — Syzygy endgame explorer"/>
         <Meta name="description" content="Every legal move of a chess endgame with its result and DTZ, from Syzygy tablebases."/>
-        // Controls that need the WASM (flip, editor, mainline) are hidden without JavaScript.
-        // (inner_html: with scripting on, browsers parse noscript content as
-        // text, so hydration must not look for a <style> element inside.)
-        <noscript inner_html="<style>.js-only { display: none !important; }</style>"></noscript>
         <header class="top">
             <h1>
                 <a href="/">"Zugzwang"</a>

@@ -1,4 +1,4 @@
-import { test, expect, type Page } from '@playwright/test';
+import { test, expect, type Page } from './fixtures';
 import { fenOfUrl, fenUrl, openHydrated } from './helpers';
 
 // The page's address (app/src/url.rs): a link to the same page changes the

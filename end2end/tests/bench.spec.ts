@@ -1,5 +1,5 @@
 import { appendFileSync } from 'node:fs';
-import { test, type Page } from '@playwright/test';
+import { test, type Page } from './fixtures';
 import { openHydrated, waitForList } from './helpers';
 
 /**

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from './fixtures';
 import { boardPieces, clickSquare, fenOfUrl, openHydrated, waitForList } from './helpers';
 
 test('the editor builds KBN vs K from an empty board and shows a win', async ({ page }) => {

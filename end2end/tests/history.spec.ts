@@ -1,4 +1,4 @@
-import { test, expect, type Page } from '@playwright/test';
+import { test, expect, type Page } from './fixtures';
 import { apiAnswer, clickSquare, fenOfUrl, openHydrated, waitForList } from './helpers';
 
 const KRvK = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';

@@ -1,4 +1,4 @@
-import { test, expect, type Page } from '@playwright/test';
+import { test, expect, type Page } from './fixtures';
 import { fenOfUrl, openHydrated, waitForList } from './helpers';
 
 // Issue 11, item 7: the board from the keyboard, read by a screen reader.

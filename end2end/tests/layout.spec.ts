@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from './fixtures';
 import { openHydrated, waitForList } from './helpers';
 
 const fen = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';

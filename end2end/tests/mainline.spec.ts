@@ -1,4 +1,4 @@
-import { test, expect, type APIRequestContext, type Page } from '@playwright/test';
+import { test, expect, type APIRequestContext, type Page } from './fixtures';
 import { fenOfUrl, openHydrated, waitForList } from './helpers';
 
 interface MainlineAnswer {

@@ -1,4 +1,4 @@
-import { test, expect, type Page } from '@playwright/test';
+import { test, expect, type Page } from './fixtures';
 import { fenOfUrl, fenUrl, openHydrated, waitForList } from './helpers';
 
 // Depth to mate from the embedded Prophet tables (issue 24), as a new user

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from './fixtures';
 import { apiAnswer, expectListMatchesApi, fenUrl } from './helpers';
 
 // The server renders the whole page: with JavaScript off it must still show

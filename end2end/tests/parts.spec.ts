@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from './fixtures';
 import { fenUrl, openHydrated } from './helpers';
 
 // The parts of the page whose WASM comes later (app/src/components/part.rs):

@@ -1,4 +1,4 @@
-import { test, expect, type Page } from '@playwright/test';
+import { test, expect, type Page } from './fixtures';
 import { Chess } from 'chess.js';
 import { apiAnswer, clickSquare, openHydrated } from './helpers';
 

@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from './fixtures';
 import { fenOfUrl, fenUrl, openHydrated, waitForList } from './helpers';
 
 // Issue 11: results in words a player reads right, the clock, and why a

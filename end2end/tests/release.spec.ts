@@ -1,4 +1,4 @@
-import { test, expect, type APIRequestContext } from '@playwright/test';
+import { test, expect, type APIRequestContext } from './fixtures';
 import { gzipSync } from 'node:zlib';
 
 // What ships: the end-to-end tests run against the release build, whose
@@ -135,8 +135,9 @@ test('the bundle is sent with brotli, compressed once at the best quality', asyn
 test('the stylesheet comes inside the page, after the WASM preload', async ({ request }) => {
   const page = await (await request.get('/?fen=4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1')).text();
   const head = page.slice(0, page.indexOf('</head>'));
-  expect(head).toContain('<style>');
+  // With the nonce of the page's Content-Security-Policy.
+  expect(head).toContain('<style nonce="');
   expect(head).not.toContain('rel="stylesheet"');
   expect(head.indexOf('rel="preload"')).toBeGreaterThan(0);
-  expect(head.indexOf('rel="preload"')).toBeLessThan(head.indexOf('<style>'));
+  expect(head.indexOf('rel="preload"')).toBeLessThan(head.indexOf('<style nonce="'));
 });

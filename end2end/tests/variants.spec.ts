@@ -1,4 +1,4 @@
-import { test, expect } from '@playwright/test';
+import { test, expect } from './fixtures';
 import { boardPieces, clickSquare, fenOfUrl, waitForList } from './helpers';
 
 // Issue 13: atomic and antichess on the board, in the list and in the URL.

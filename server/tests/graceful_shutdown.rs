@@ -117,3 +117,139 @@ fn sigterm_answers_the_requests_in_flight_and_exits_0() {
     assert!(log.contains("drained"), "{log}");
     eprintln!("{log}");
 }
+
+/// Requests that take a while: the fastest mates of distinct KQvKR positions
+/// (white king here and there, queen d1; black king a8, rook h7), each a
+/// fraction of a second in a debug build with the DTM block cache off (every
+/// lookup decompresses its block). Each position is checked legal.
+fn slow_requests() -> Vec<String> {
+    let kings = [
+        "a1", "b1", "c1", "e1", "f1", "g1", "a2", "b2", "c2", "d2", "e2", "f2", "g2", "a3", "b3",
+        "c3",
+    ];
+    kings
+        .iter()
+        .map(|king| {
+            let square = |name: &str| name.parse::<Square>().expect("square name");
+            let mut board = Board::empty();
+            board.set_piece_at(Square::A8, Color::Black.king());
+            board.set_piece_at(Square::H7, Color::Black.rook());
+            board.set_piece_at(square(king), Color::White.king());
+            board.set_piece_at(Square::D1, Color::White.queen());
+            let fen = format!("{} w - - 0 1", board.board_fen());
+            let setup: shakmaty::fen::Fen = fen.parse().expect("FEN");
+            setup
+                .into_position::<shakmaty::Chess>(shakmaty::CastlingMode::Standard)
+                .unwrap_or_else(|err| panic!("{fen}: {err}"));
+            format!("/standard/fastest-mate?fen={}", fen.replace(' ', "_"))
+        })
+        .collect()
+}
+
+/// A whole answer as sent: status line, headers (lower-cased names), body.
+/// Panics if the server closes the connection without one.
+fn read_whole(mut stream: TcpStream) -> (u16, Vec<(String, String)>, String) {
+    use std::io::Read;
+    let mut raw = Vec::new();
+    if let Err(err) = stream.read_to_end(&mut raw) {
+        panic!(
+            "no complete answer ({err}); got {:?}",
+            String::from_utf8_lossy(&raw)
+        );
+    }
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no answer at all, the connection was dropped: {text:?}"));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1))
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {head:?}"));
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
+        .collect();
+    (status, headers, body.to_string())
+}
+
+#[test]
+fn requests_still_running_at_the_drain_deadline_get_503_and_the_exit_status_says_so() {
+    let mut server = process::serve(&[
+        "--drain-timeout",
+        "0.05",
+        "--dtm-cache-mb",
+        "0",
+        "--cache-mb",
+        "0",
+        "--probe-memo-mb",
+        "0",
+        "--header-timeout",
+        "300",
+        "--idle-timeout",
+        "300",
+    ]);
+    let paths = slow_requests();
+    let in_flight: Vec<TcpStream> = paths
+        .iter()
+        .map(|path| send_get(server.addr, path, false))
+        .collect();
+    // Every request read (see the test above): an unread one is on a
+    // connection the server sees as idle, closed without an answer.
+    server.wait_until("every request to be read", |server| {
+        requests_read(server.addr) >= in_flight.len()
+    });
+
+    server.signal(Signal::TERM);
+
+    let mut cut = 0;
+    for (path, stream) in paths.iter().zip(in_flight) {
+        let (status, headers, body) = read_whole(stream);
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
+        match status {
+            200 => assert!(body.contains("\"moves\""), "{path}: {body}"),
+            503 => {
+                cut += 1;
+                assert_eq!(header("connection"), Some("close"), "{path}: {headers:?}");
+                assert_eq!(header("retry-after"), Some("1"), "{path}: {headers:?}");
+                assert_eq!(
+                    header("x-content-type-options"),
+                    Some("nosniff"),
+                    "{path}: {headers:?}"
+                );
+                let json: serde_json::Value = serde_json::from_str(&body)
+                    .unwrap_or_else(|err| panic!("{path}: {err}: {body}"));
+                assert!(
+                    json["error"]
+                        .as_str()
+                        .is_some_and(|e| e.contains("stopping")),
+                    "{path}: {body}"
+                );
+            }
+            _ => panic!("{path}: {status} {body}\n{}", server.log()),
+        }
+    }
+    assert!(
+        cut > 0,
+        "no request was still running 50 ms after SIGTERM: the test's requests are too fast\n{}",
+        server.log()
+    );
+    let status = server.wait_exit(Duration::from_secs(60));
+    let log = server.log();
+    assert_eq!(
+        status.code(),
+        Some(i32::from(server::cli::process::REQUESTS_CUT)),
+        "{status}\n{log}"
+    );
+    assert!(
+        log.contains(&format!("stopped with {cut} requests unfinished")),
+        "the exit message counts the 503s ({cut}):\n{log}"
+    );
+    eprintln!("{cut} of {} requests cut\n{log}", paths.len());
+}

@@ -12,7 +12,10 @@ use std::{
 };
 
 use clap::{Args, Parser, Subcommand};
-use server::cli::serve::{self, BenchKnobs, ServeError};
+use server::cli::{
+    process::Failure,
+    serve::{self, BenchKnobs, ServeError},
+};
 
 use crate::{BenchError, plot, replay, summary};
 
@@ -129,6 +132,16 @@ pub enum CliError {
     Bench(#[from] BenchError),
     #[error(transparent)]
     Serve(#[from] ServeError),
+}
+
+/// `serve`'s own exit statuses (requests cut by the drain) carry through.
+impl Failure for CliError {
+    fn exit_status(&self) -> u8 {
+        match self {
+            CliError::Serve(err) => err.exit_status(),
+            CliError::Bench(_) => 1,
+        }
+    }
 }
 
 /// Runs a parsed command. `inherited` is the listening socket systemd passed

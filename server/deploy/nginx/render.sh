@@ -14,6 +14,10 @@
 #                                          tables it has installed and keep
 #                                          those with fewer than the most out
 #                                          (down with hash, backup otherwise)
+#   METRICS_PORT=9300                      where the replicas serve /metrics
+#                                          (`serve --metrics-bind HOST:9300`),
+#                                          on their own hosts; default: the
+#                                          replica's address
 #
 # Example: LISTEN=80 render.sh 10.0.0.1:3000 10.0.0.2:3000 > /etc/nginx/conf.d/zugzwang.conf
 set -euo pipefail
@@ -25,6 +29,7 @@ balance=${BALANCE:-hash}
 max_fails=${MAX_FAILS:-3}
 fail_timeout=${FAIL_TIMEOUT:-2s}
 prefer_complete=${PREFER_COMPLETE:-0}
+metrics_port=${METRICS_PORT:-}
 if [ "${BROTLI_STATIC:-0}" = 1 ]; then
     brotli_line='brotli_static on;'
 else
@@ -52,7 +57,11 @@ esac
 # servers), or nothing if it does not answer: an unreachable replica is
 # left to the health checks.
 installed_tables() {
-    curl -fsS --max-time 2 "http://$1/metrics" 2>/dev/null |
+    local at=$1
+    if [ -n "$metrics_port" ]; then
+        at="${1%:*}:$metrics_port"
+    fi
+    curl -fsS --max-time 2 "http://$at/metrics" 2>/dev/null |
         awk '$1 ~ /^zugzwang_tables_installed($|\{)/ { sum += $2; seen = 1 }
              END { if (seen) print sum }' || true
 }

@@ -215,6 +215,17 @@ pub enum CliError {
     Bundle(#[from] bundle::BundleError),
 }
 
+/// `serve`'s own exit statuses (requests cut by the drain) carry through;
+/// every other failure exits 1.
+impl process::Failure for CliError {
+    fn exit_status(&self) -> u8 {
+        match self {
+            CliError::Serve(err) => process::Failure::exit_status(err),
+            _ => 1,
+        }
+    }
+}
+
 /// Runs a parsed command. `inherited` is the listening socket systemd passed
 /// to `serve`, taken before the runtime started (see `service::listener`).
 pub async fn run(

@@ -10,10 +10,10 @@ use std::{
 use clap::Args;
 use leptos::prelude::LeptosOptions;
 
-use super::TableArgs;
+use super::{TableArgs, process};
 use crate::{
     engine::{Engine, EngineConfig, LoadError},
-    http::{AppState, deadline, router},
+    http::{AppState, deadline, metrics_router, router},
     service::{
         connections::{ConnectionLimits, Connections},
         eviction::UNFINISHED_GRACE,
@@ -30,6 +30,11 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:3000", env = "ZUGZWANG_BIND")]
     pub bind: SocketAddr,
+    /// Serve /metrics on this address of its own (say 127.0.0.1:9300, for
+    /// the scraper only). When given, /metrics is no longer served on the
+    /// API's address (404 there). Default: /metrics beside the API.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_bind: Option<SocketAddr>,
     #[command(flatten)]
     pub tables: TableArgs,
     /// Megabytes of answers kept in the response cache, each weighed by its
@@ -80,8 +85,9 @@ pub struct ServeArgs {
     /// of 64; the rest is kept for table files.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
-    /// On SIGTERM or SIGINT, wait this long for requests in progress before
-    /// exiting anyway (and logging what was cut).
+    /// On SIGTERM or SIGINT, wait this long for requests in progress; those
+    /// still running then are answered 503 with Retry-After and
+    /// Connection: close, and the exit status is 75 (0 when none was cut).
     #[arg(long, default_value = "10", value_name = "SECS", value_parser = seconds)]
     pub drain_timeout: Duration,
 }
@@ -127,11 +133,27 @@ pub enum ServeError {
     RequestLog(#[from] RequestLogError),
     #[error(transparent)]
     Shutdown(#[from] ShutdownError),
+    /// The drain ran out of time: these requests were answered 503.
+    #[error(
+        "stopped with {0} requests unfinished: they were answered 503 with Retry-After (see --drain-timeout)"
+    )]
+    RequestsCut(usize),
 }
 
-/// Serves until SIGTERM or SIGINT, then drains. `inherited` is the listening
-/// socket systemd passed, if any (see [`listener::take_inherited`]); without
-/// one the server binds `--bind` itself.
+impl process::Failure for ServeError {
+    fn exit_status(&self) -> u8 {
+        match self {
+            ServeError::RequestsCut(_) => process::REQUESTS_CUT,
+            _ => 1,
+        }
+    }
+}
+
+/// Serves until SIGTERM or SIGINT, then drains; requests the drain had to cut
+/// make it an error ([`ServeError::RequestsCut`], exit status
+/// [`process::REQUESTS_CUT`]). `inherited` is the listening socket systemd
+/// passed, if any (see [`listener::take_inherited`]); without one the server
+/// binds `--bind` itself.
 pub async fn serve(
     args: ServeArgs,
     inherited: Option<std::net::TcpListener>,
@@ -175,6 +197,16 @@ pub async fn serve_with(
         None => None,
     };
     let socket_activated = inherited.is_some();
+    let metrics_listener = match args.metrics_bind {
+        Some(addr) => {
+            let listener = listener::open(None, addr)?;
+            // Before "serving on": once that is logged, both answer.
+            let addr = listener.local_addr().unwrap_or(addr);
+            tracing::info!("/metrics on http://{addr}/metrics only (--metrics-bind)");
+            Some(listener)
+        }
+        None => None,
+    };
     let listener = listener::open(inherited, args.bind)?;
     let addr = listener.local_addr().unwrap_or(args.bind);
     if socket_activated {
@@ -191,8 +223,12 @@ pub async fn serve_with(
         connections: Some(connections.stats()),
         request_log: log.clone(),
         scrub,
+        metrics_apart: metrics_listener.is_some(),
         ..AppState::new(Arc::new(engine), leptos_options(addr))
     };
+    if let Some(listener) = metrics_listener {
+        serve_metrics(listener, &args, metrics_router(state.clone()), &signals);
+    }
     // The first visitors get the bundle at its smallest too.
     state.bundle.warm();
     let requests = Arc::clone(&state.requests);
@@ -207,8 +243,31 @@ pub async fn serve_with(
     connections
         .accept_until(listener, app, signals.stop())
         .await;
-    signals.drain(&connections, args.drain_timeout).await;
-    Ok(())
+    match signals.drain(&connections, args.drain_timeout).await {
+        0 => Ok(()),
+        cut => Err(ServeError::RequestsCut(cut)),
+    }
+}
+
+/// Connections the `/metrics` address serves at once: scrapers, a few.
+const METRICS_CONNECTIONS: usize = 8;
+
+/// Serves `/metrics` alone on `--metrics-bind` (with the API's timeouts, and
+/// a small cap of its own) until the server stops accepting.
+fn serve_metrics(
+    listener: tokio::net::TcpListener,
+    args: &ServeArgs,
+    app: axum::Router,
+    signals: &Signals,
+) {
+    let connections = Connections::new(ConnectionLimits {
+        header_timeout: args.header_timeout,
+        idle_timeout: args.idle_timeout,
+        max_connections: METRICS_CONNECTIONS,
+        unfinished_grace: UNFINISHED_GRACE,
+    });
+    let stop = signals.stop().clone();
+    tokio::spawn(async move { connections.accept_until(listener, app, &stop).await });
 }
 
 /// Raises the open-files limit and splits it between connections and tables.

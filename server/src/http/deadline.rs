@@ -14,6 +14,7 @@ use axum::{
 use super::{
     error::HttpError,
     request_metrics::{self, RequestMetrics},
+    security_headers,
 };
 
 #[derive(Clone)]
@@ -43,7 +44,10 @@ async fn enforce(State(deadline): State<Deadline>, request: Request, next: Next)
             deadline
                 .metrics
                 .record_past_deadline(&route, deadline.after);
-            HttpError::Deadline(deadline.after).into_response()
+            // Made outside the router, whose layers add these to the rest.
+            let mut response = HttpError::Deadline(deadline.after).into_response();
+            security_headers::stamp(response.headers_mut());
+            response
         }
     }
 }

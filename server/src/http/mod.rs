@@ -8,6 +8,7 @@ pub mod error;
 pub mod metrics;
 pub mod page;
 pub mod request_metrics;
+pub mod security_headers;
 pub mod table_set;
 pub mod tables;
 
@@ -48,6 +49,9 @@ pub struct AppState {
     pub scrub: Option<Arc<ScrubState>>,
     /// The bundle's files, compressed once (`bundle_compression`).
     pub bundle: Arc<CompressedBundle>,
+    /// `/metrics` is served on an address of its own (`serve
+    /// --metrics-bind`, [`metrics_router`]), not beside the API.
+    pub metrics_apart: bool,
 }
 
 impl AppState {
@@ -62,6 +66,7 @@ impl AppState {
             connections: None,
             request_log: None,
             scrub: None,
+            metrics_apart: false,
         }
     }
 }
@@ -72,8 +77,10 @@ impl FromRef<AppState> for LeptosOptions {
     }
 }
 
-/// All routes: the API (open to other origins, as lichess's is) and the page.
-/// API answers, errors included, name the table set they came from.
+/// All routes: the API (open to other origins, as lichess's is), the page,
+/// and `/metrics` unless it is served apart ([`metrics_router`]).
+/// API answers, errors included, name the table set they came from; every
+/// answer carries the security headers (`security_headers`).
 pub fn router(state: AppState) -> Router {
     let table_set = table_set::header_value(state.engine.table_set());
     let installed = tables::installed_by_variant(&state.engine);
@@ -91,15 +98,35 @@ pub fn router(state: AppState) -> Router {
                 }
             },
         ));
-    let api = api.route("/metrics", get(metrics::metrics));
+    let api = match state.metrics_apart {
+        true => api,
+        false => api.route("/metrics", get(metrics::metrics)),
+    };
     let requests = Arc::clone(&state.requests);
     let routes = page::routes(state.clone(), installed)
         .merge(api)
         .with_state(state);
-    request_metrics::layer(routes, requests)
+    finish(routes, requests)
+}
+
+/// `/metrics` alone, for its own address (`serve --metrics-bind`); anything
+/// else there is a 404.
+pub fn metrics_router(state: AppState) -> Router {
+    let requests = Arc::clone(&state.requests);
+    let routes = Router::new()
+        .route("/metrics", get(metrics::metrics))
+        .with_state(state);
+    finish(routes, requests)
+}
+
+/// The layers around all routes: request counts, compression, tracing and
+/// the security headers.
+fn finish(routes: Router, requests: Arc<RequestMetrics>) -> Router {
+    let routes = request_metrics::layer(routes, requests)
         .layer(CompressionLayer::new())
         // Failed answers are logged once, with their reason, where they are
         // made (HttpError); a second generic line per 5xx floods the log
         // under overload.
-        .layer(TraceLayer::new_for_http().on_failure(DefaultOnFailure::new().level(Level::DEBUG)))
+        .layer(TraceLayer::new_for_http().on_failure(DefaultOnFailure::new().level(Level::DEBUG)));
+    security_headers::layer(routes)
 }

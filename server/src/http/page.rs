@@ -11,12 +11,14 @@ use app::{
 use axum::{Router, http::Uri, response::Redirect, routing::get};
 use leptos::prelude::{LeptosOptions, provide_context};
 
-use super::{AppState, tables::with_damaged};
+use super::{AppState, security_headers, tables::with_damaged};
 use crate::engine::Engine;
 
 /// The page routes plus static files (the WASM bundle, CSS, images; the
 /// bundle's hashed files kept a year, `bundle_cache`, and sent compressed
-/// at the best quality, `bundle_compression`).
+/// at the best quality, `bundle_compression`). Every page, the 404 included,
+/// is rendered with the nonce its `Content-Security-Policy` names
+/// (`security_headers`).
 /// `installed` is what `GET /tables` answers, handed to the page as context.
 pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> Router<AppState> {
     let engine = Arc::clone(&state.engine);
@@ -33,6 +35,7 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
     // move list shows without waiting for the WASM.
     let render = leptos_axum::render_app_async_with_context(
         move || {
+            security_headers::provide_nonce();
             provide_context(source.clone());
             // The damaged tables as of this request: a check may find one
             // at any time.
@@ -48,9 +51,12 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
         .route("/", get(render.clone()))
         .route(app::components::practice_route::PATH, get(render))
         .route(PRACTICE_WITH_SLASH, get(practice_without_slash))
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(
-            move |options| shell(options, fallback_style.clone()),
-        ))
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(security_headers::provide_nonce, move |options| {
+            shell(options, fallback_style.clone())
+        }))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state.bundle),
             super::bundle_compression::layer,

@@ -17,16 +17,30 @@
 //! reuses idle keep-alive connections. A flood of half-sent requests then
 //! delays normal clients by the time it takes to accept the connections
 //! ahead of them, not by timeouts.
+//!
+//! When a drain runs out of time ([`Connections::cut_requests`]), every
+//! request still in progress is answered at once: 503 with `Retry-After` and
+//! `Connection: close`, so its client knows it was not served and may retry,
+//! instead of seeing the connection drop without a reply.
 
 use std::{
     io,
     pin::{Pin, pin},
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
     task::{Context, Poll},
     time::{Duration, Instant},
 };
 
-use axum::{Router, extract::Request};
+use app::api::ApiError;
+use axum::{
+    Json, Router,
+    extract::Request,
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
 use hyper::{server::conn::http1, service::service_fn};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::{
@@ -41,6 +55,7 @@ use super::{
     activity::{Activity, ConnectionStats, Handling, Refusal},
     eviction::{Registry, Room},
 };
+use crate::http::security_headers;
 
 /// While stopping, a connection with no request in progress that moved no
 /// bytes for this long is closed: it is idle or sending a head it may never
@@ -79,6 +94,11 @@ pub struct Connections {
     tracker: TaskTracker,
     stats: Arc<ConnectionStats>,
     live: Arc<Registry>,
+    /// Cancelled when the drain runs out of time: requests in progress are
+    /// answered 503 at once ([`Self::cut_requests`]).
+    cut: CancellationToken,
+    /// Requests answered 503 that way.
+    requests_cut: Arc<AtomicUsize>,
 }
 
 impl Connections {
@@ -89,7 +109,21 @@ impl Connections {
             tracker: TaskTracker::new(),
             stats: Arc::new(ConnectionStats::new(limits.max_connections)),
             live: Arc::default(),
+            cut: CancellationToken::new(),
+            requests_cut: Arc::default(),
         }
+    }
+
+    /// Answers every request in progress, and any that begins from now on,
+    /// with [`cut_response`] instead of waiting for it (the drain's deadline
+    /// has passed); the connections close once it is written.
+    pub fn cut_requests(&self) {
+        self.cut.cancel();
+    }
+
+    /// Requests answered 503 by [`Self::cut_requests`].
+    pub fn requests_cut(&self) -> usize {
+        self.requests_cut.load(Ordering::Relaxed)
     }
 
     pub fn stats(&self) -> Arc<ConnectionStats> {
@@ -181,8 +215,12 @@ impl Connections {
         let activity = Activity::new(self.stats.clone(), stop.child_token());
         let id = self.live.insert(activity.clone());
         let (limits, live) = (self.limits, self.live.clone());
+        let cut = Cut {
+            token: self.cut.clone(),
+            count: self.requests_cut.clone(),
+        };
         self.tracker.spawn(async move {
-            serve_connection(stream, app, limits, activity).await;
+            serve_connection(stream, app, limits, activity, cut).await;
             live.remove(id);
             drop(slot);
         });
@@ -224,12 +262,38 @@ fn is_peer_error(err: &io::Error) -> bool {
     )
 }
 
+/// What a connection needs to answer its requests in progress when the
+/// drain runs out of time.
+#[derive(Clone)]
+struct Cut {
+    token: CancellationToken,
+    count: Arc<AtomicUsize>,
+}
+
+/// The answer to a request still in progress when the drain ran out of time:
+/// 503 with the API's JSON error, `Retry-After: 1` (a restarted server, or
+/// another replica, answers soon) and `Connection: close` (hyper closes the
+/// connection once it is written).
+fn cut_response() -> Response {
+    let body = ApiError {
+        error: "the server is stopping and could not finish this request in time; retry"
+            .to_string(),
+    };
+    let mut response = (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    security_headers::stamp(headers);
+    response
+}
+
 /// Serves one connection until it ends, times out, or the server stops.
 async fn serve_connection(
     stream: TcpStream,
     app: Router,
     limits: ConnectionLimits,
     activity: Arc<Activity>,
+    cut: Cut,
 ) {
     let io = TokioIo::new(Tracked {
         inner: stream,
@@ -239,8 +303,18 @@ async fn serve_connection(
     let service = service_fn(move |request: Request<hyper::body::Incoming>| {
         let handling = Handling::start(handler.clone());
         let mut app = app.clone();
+        let cut = cut.clone();
         async move {
-            let response = app.call(request).await;
+            // The answer when it is ready; a 503 if the drain runs out of
+            // time first (dropping the request's work).
+            let response = tokio::select! {
+                biased;
+                response = app.call(request) => response,
+                () = cut.token.cancelled() => {
+                    cut.count.fetch_add(1, Ordering::Relaxed);
+                    Ok(cut_response())
+                }
+            };
             drop(handling);
             response
         }

@@ -1,6 +1,11 @@
 //! Stopping cleanly on SIGTERM (systemd, Docker, Kubernetes) or SIGINT
 //! (Ctrl-C): stop accepting, let requests in progress finish, and exit within
 //! a deadline, so a restart loses no request that had already reached us.
+//!
+//! Requests still in progress at the deadline (or at a second signal) are
+//! not dropped without a word: each is answered 503 with `Retry-After` and
+//! `Connection: close` (`Connections::cut_requests`), and the drain reports
+//! how many, for `serve` to exit with a status that says so.
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +22,11 @@ pub enum ShutdownError {
         source: std::io::Error,
     },
 }
+
+/// Once requests are cut, how long their 503s (and the bodies of answers
+/// already under way) get to be written before the process exits anyway: a
+/// client that does not read must not hold the exit up.
+const CUT_GRACE: Duration = Duration::from_secs(1);
 
 /// The first SIGTERM or SIGINT asks to stop; a second one cuts the drain short.
 pub struct Signals {
@@ -52,8 +62,11 @@ impl Signals {
     }
 
     /// Waits until every connection has ended, the `deadline` has passed, or
-    /// a second signal arrives, and logs what was cut if any.
-    pub async fn drain(&self, connections: &Connections, deadline: Duration) {
+    /// a second signal arrives. In the last two cases the requests still in
+    /// progress are answered 503 (`Connections::cut_requests`), their
+    /// connections get [`CUT_GRACE`] to close, and what was cut is logged.
+    /// Returns how many requests were cut (0: every one was answered).
+    pub async fn drain(&self, connections: &Connections, deadline: Duration) -> usize {
         let stats = connections.stats();
         tracing::info!(
             "draining {} connections with {} requests in progress (deadline {:.1} s)",
@@ -62,15 +75,29 @@ impl Signals {
             deadline.as_secs_f64()
         );
         let started = Instant::now();
-        tokio::select! {
+        let why = tokio::select! {
             () = connections.closed() => {
                 tracing::info!("drained in {:.2} s", started.elapsed().as_secs_f64());
+                return 0;
             }
-            () = tokio::time::sleep(deadline) => {
-                report_cut("the drain deadline passed (see --drain-timeout)", &stats);
-            }
-            () = self.cut.cancelled() => report_cut("a second signal", &stats),
+            () = tokio::time::sleep(deadline) => "the drain deadline passed (see --drain-timeout)",
+            () = self.cut.cancelled() => "a second signal",
+        };
+        report_cut(why, &stats);
+        connections.cut_requests();
+        let closed = tokio::time::timeout(CUT_GRACE, connections.closed())
+            .await
+            .is_ok();
+        let cut = connections.requests_cut();
+        if !closed {
+            tracing::warn!(
+                "{} connections still open {:.1} s after the cut (clients not reading their answers): closed by the exit",
+                stats.open(),
+                CUT_GRACE.as_secs_f64()
+            );
         }
+        tracing::warn!("{cut} requests were answered 503 (Retry-After) instead of finishing");
+        cut
     }
 }
 
@@ -87,7 +114,7 @@ async fn next(term: &mut Signal, int: &mut Signal) -> &'static str {
 
 fn report_cut(why: &str, stats: &ConnectionStats) {
     tracing::warn!(
-        "{why}: cutting {} connections with {} requests in progress",
+        "{why}: cutting {} connections: their {} requests in progress are answered 503 and the connections closed",
         stats.open(),
         stats.requests_in_progress()
     );

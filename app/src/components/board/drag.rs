@@ -132,14 +132,23 @@ pub fn ghost(drag: Signal<Option<Drag>>) -> impl IntoView {
         drag.get().filter(Drag::moved).map(|d| {
             // Whole pixels: formatting floats would pull float-printing
             // code into the WASM for no visible difference.
+            // Set through the CSSOM (`style:`), which the page's
+            // Content-Security-Policy allows; a `style` attribute it refuses.
             let s = d.at.square_size;
-            let style = format!(
-                "width:{w}px;height:{w}px;transform:translate({x}px,{y}px)",
-                w = s.round() as i64,
+            let side = format!("{}px", s.round() as i64);
+            let transform = format!(
+                "translate({x}px,{y}px)",
                 x = (d.at.x - s / 2.0).round() as i64,
                 y = (d.at.y - s / 2.0).round() as i64
             );
-            view! { <div class=format!("{} ghost", piece_class(d.piece)) style=style></div> }
+            view! {
+                <div
+                    class=format!("{} ghost", piece_class(d.piece))
+                    style:width=side.clone()
+                    style:height=side
+                    style:transform=transform
+                ></div>
+            }
         })
     }
 }
