@@ -85,6 +85,13 @@ pub struct TableArgs {
     /// Blocking threads probing tables at once (the probes of one request run in parallel on them).
     #[arg(long, default_value_t = 16)]
     pub probe_threads: usize,
+    /// A table with a read out on the disk this long (a failing disk, a
+    /// hung NFS mount) is suspect: probes that need it are answered 503
+    /// naming it, with Retry-After, instead of taking more probe threads,
+    /// until the read returns. /metrics shows the oldest read's age and the
+    /// suspect tables.
+    #[arg(long, value_name = "SECS", default_value = "3", value_parser = positive_seconds)]
+    pub stuck_read_secs: std::time::Duration,
     /// Read tables through mmap instead of pread. Faster when all tables sit
     /// in RAM, but a read error or a table changed on disk kills the server
     /// with SIGBUS instead of answering with an error. For benchmarks. The
@@ -161,6 +168,17 @@ impl StateDirArg {
     }
 }
 
+/// A positive number of seconds, fractions allowed ("0.5").
+fn positive_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if secs <= 0.0 {
+        return Err(format!("{text} s: must be more than 0"));
+    }
+    std::time::Duration::try_from_secs_f64(secs).map_err(|err| format!("{text} s: {err}"))
+}
+
 impl TableArgs {
     /// The table directories of every variant and of the DTM tables
     /// (`--tables`, `--atomic`, `--antichess`, `--dtm`): what the scrub reads.
@@ -191,6 +209,7 @@ impl TableArgs {
                 index_cache_bytes: memory_budget::index_cache_bytes(self.index_cache_mb),
                 data_cache_bytes: self.data_cache_mb.saturating_mul(1 << 20),
                 read_trace: None,
+                stuck_read: self.stuck_read_secs,
             },
             probe_threads: self.probe_threads,
             ..EngineConfig::default()

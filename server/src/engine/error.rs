@@ -7,6 +7,7 @@ use crate::{
     dtm::ProphetError,
     store::{
         format::{file_name, variant_table_name},
+        in_flight::{self, StuckRead},
         table_error,
     },
 };
@@ -27,6 +28,18 @@ pub enum EngineError {
     /// Too many requests are waiting already (503).
     #[error("the server is busy ({0} requests in progress); try again shortly")]
     Overloaded(usize),
+    /// A table the probe needs has a read out on its disk for longer than
+    /// `--stuck-read-secs` (a failing or hung disk), or the read it waited
+    /// for did not come back within it: refused rather than queued behind
+    /// it (503, retry after `retry_after_secs`).
+    #[error(
+        "table {table} is not answering: a read of it has been waiting for its disk for {waited_secs:.1} s (the disk may be failing or hung); probes that need it are refused until that read returns, try again later"
+    )]
+    Stuck {
+        table: String,
+        waited_secs: f64,
+        retry_after_secs: u64,
+    },
     /// The prober panicked on a position (a misnamed or damaged table it
     /// trusts, or an input it does not expect); caught at the probe, 500.
     #[error(
@@ -53,6 +66,11 @@ impl EngineError {
                 material,
                 error,
             } => {
+                if let ProbeError::Read { error } = &*error
+                    && let Some(stuck) = in_flight::stuck_read(error)
+                {
+                    return EngineError::stuck(stuck);
+                }
                 let table = variant_table_name(variant, &material, metric);
                 if is_out_of_descriptors(&error) {
                     return EngineError::TooManyOpenFiles { table };
@@ -77,11 +95,25 @@ impl EngineError {
 }
 
 impl EngineError {
+    /// The refusal of a probe that needs a table suspect of a stuck read:
+    /// retry once the limit has passed again, by when the read has
+    /// returned or the operator knows (at least a second).
+    pub fn stuck(stuck: &StuckRead) -> EngineError {
+        EngineError::Stuck {
+            table: stuck.table.clone(),
+            waited_secs: stuck.waited.as_secs_f64(),
+            retry_after_secs: stuck.limit.as_secs_f64().ceil().max(1.0) as u64,
+        }
+    }
+
     /// A DTM table that could not be read or is damaged, named by its file
     /// (never its directory: this goes to clients).
     pub fn from_prophet(err: ProphetError) -> EngineError {
         let (path, reason) = match &err {
             ProphetError::Read { path, source } | ProphetError::Directory { path, source } => {
+                if let Some(stuck) = in_flight::stuck_read(source) {
+                    return EngineError::stuck(stuck);
+                }
                 if table_error::is_out_of_descriptors(source) {
                     return EngineError::TooManyOpenFiles {
                         table: file_name(path),

@@ -15,6 +15,7 @@ pub mod pool;
 pub mod probe;
 pub mod probe_memo;
 pub mod probed;
+pub mod reachable;
 pub mod table_set;
 pub mod tables;
 pub mod unchecked;
@@ -181,6 +182,9 @@ impl Engine {
             if let (true, Some(unchecked)) = (store.serves_unchecked, &store.unchecked) {
                 engine.unchecked = Arc::new(UncheckedTables::new(unchecked));
             }
+            engine
+                .pool
+                .watch_reads(Arc::clone(&store.metrics.in_flight));
             engine.store_metrics = store.metrics;
         }
         Ok(engine)
@@ -257,6 +261,18 @@ impl Engine {
         self.pool.threads()
     }
 
+    /// Of them, those busy now.
+    pub fn probe_threads_busy(&self) -> usize {
+        self.pool.busy()
+    }
+
+    /// Probe threads written off as stuck (their work ran past
+    /// `--stuck-read-secs` while others waited for a place) that have not
+    /// returned yet: beyond `--probe-threads`.
+    pub fn probe_threads_stuck(&self) -> usize {
+        self.pool.stuck()
+    }
+
     /// A variant's installed tables by material (`KRvK`), sorted: those
     /// whose two files (WDL and DTZ) were both loaded.
     pub fn installed_tables(&self, variant: Variant) -> Vec<String> {
@@ -309,6 +325,8 @@ impl Engine {
         if let Some(hit) = self.cache.cached_mainline(&pos) {
             return Ok(hit);
         }
+        // A line ends in tables the start can become: none of them stuck.
+        self.pool.wait_ready(std::iter::once(&pos)).await?;
         let _pending = self.admit()?;
         let key = pos.clone();
         let compute = async {
@@ -327,6 +345,7 @@ impl Engine {
         pos: impl Into<VariantPosition>,
     ) -> Result<Arc<MateLineAnswer>, EngineError> {
         let pos = pos.into();
+        self.pool.wait_ready(std::iter::once(&pos)).await?;
         let _pending = self.admit()?;
         let line = self
             .pool

@@ -14,7 +14,7 @@ use shakmaty_syzygy::{AmbiguousWdl, MaybeRounded};
 use super::{
     EngineError, Tables,
     order::{self, RankedMove},
-    pool::ProbePool,
+    pool::{ProbePool, Readiness},
     probe_memo::{Key, ProbeMemo},
     probed::Probed,
 };
@@ -213,7 +213,9 @@ fn dtm_unavailable(probed: &[Probed]) -> Vec<DtmUnavailable> {
 /// Probes positions, answers in the order given: those the memo has from
 /// earlier requests first, then each of the rest on the async worker with
 /// reads that refuse to wait, then those that needed a disk on the pool,
-/// together.
+/// together. A position that may need a table suspect of a stuck read
+/// fails the request at once (503); one that may need a table being opened
+/// waits for the open before the pool (see `engine::pool`).
 async fn probe_all(
     pool: &ProbePool,
     memo: &ProbeMemo,
@@ -232,6 +234,10 @@ async fn probe_all(
         }
         // A 200-move position is a millisecond of probes: let other tasks in.
         tokio::task::consume_budget().await;
+        if pool.readiness(pos)? == Readiness::TableOpening {
+            waiting.push(i);
+            continue;
+        }
         match pool.try_inline(|tables| probe_position(tables, pos)) {
             Some(probed) => {
                 let probed = probed?;
@@ -242,6 +248,8 @@ async fn probe_all(
         }
     }
     if !waiting.is_empty() {
+        pool.wait_ready(waiting.iter().map(|&i| &positions[i]))
+            .await?;
         for (i, probed) in probe_on_pool(pool, positions, waiting).await? {
             memo.insert(keys[i], &probed);
             answers[i] = Some(probed);
@@ -261,7 +269,8 @@ async fn probe_all(
 /// next unprobed position until none is left: the same parallelism as one
 /// pool task per position, but one hand-off to the pool per worker instead
 /// of per position. With `--sequential-probes` one worker takes them all,
-/// one after another.
+/// one after another. Once the request is gone, workers stop at the next
+/// position and give their probe thread back.
 async fn probe_on_pool(
     pool: &ProbePool,
     positions: Vec<VariantPosition>,
@@ -275,10 +284,13 @@ async fn probe_on_pool(
     let tasks = (0..workers).map(|_| {
         let work = Arc::clone(&work);
         let next = Arc::clone(&next);
-        pool.run(move |tables| {
+        pool.run_until_gone(move |tables, gone| {
             let (positions, waiting) = &*work;
             let mut done = Vec::new();
             loop {
+                if gone.is_set() {
+                    return done;
+                }
                 let Some(&i) = waiting.get(next.fetch_add(1, Ordering::Relaxed)) else {
                     return done;
                 };

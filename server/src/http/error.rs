@@ -32,7 +32,9 @@ impl HttpError {
             HttpError::Fen(_) | HttpError::Variant(_) => StatusCode::BAD_REQUEST,
             HttpError::Engine(EngineError::NotInTables(_)) => StatusCode::NOT_FOUND,
             HttpError::Engine(
-                EngineError::Overloaded(_) | EngineError::TooManyOpenFiles { .. },
+                EngineError::Overloaded(_)
+                | EngineError::TooManyOpenFiles { .. }
+                | EngineError::Stuck { .. },
             ) => StatusCode::SERVICE_UNAVAILABLE,
             HttpError::Engine(
                 EngineError::Table { .. }
@@ -47,11 +49,22 @@ impl HttpError {
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
         let status = self.status();
-        // Overload is counted and reported once a second by the engine.
-        let shed = matches!(self, HttpError::Engine(EngineError::Overloaded(_)));
-        if status.is_server_error() && !shed {
+        // Overload is counted and reported once a second by the engine; a
+        // suspect table is logged by the store when marked and when lifted,
+        // and its refusals counted (`zugzwang_stuck_read_refusals_total`).
+        let quiet = matches!(
+            self,
+            HttpError::Engine(EngineError::Overloaded(_) | EngineError::Stuck { .. })
+        );
+        if status.is_server_error() && !quiet {
             tracing::error!(%status, "{self}");
         }
+        let retry_after = match &self {
+            HttpError::Engine(EngineError::Stuck {
+                retry_after_secs, ..
+            }) => *retry_after_secs,
+            _ => 1,
+        };
         let body = ApiError {
             error: self.to_string(),
         };
@@ -59,7 +72,7 @@ impl IntoResponse for HttpError {
         if status == StatusCode::SERVICE_UNAVAILABLE {
             response.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from_static("1"),
+                axum::http::HeaderValue::from(retry_after),
             );
         }
         response

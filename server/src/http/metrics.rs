@@ -94,6 +94,16 @@ fn render_load(out: &mut Exposition, state: &AppState) {
         "Requests refused with 503 because --max-pending were already in progress.",
         state.engine.requests_shed(),
     );
+    out.gauge(
+        "zugzwang_probe_threads_busy",
+        "Probe threads (of --probe-threads) busy now.",
+        state.engine.probe_threads_busy() as u64,
+    );
+    out.gauge(
+        "zugzwang_probe_threads_stuck",
+        "Probe threads whose work ran longer than --stuck-read-secs while probes waited for a place (most likely blocked in a read of a failing disk, see zugzwang_oldest_read_in_flight_seconds): their places were given to others; not returned yet.",
+        state.engine.probe_threads_stuck() as u64,
+    );
     let probes = state.engine.probes_by_place();
     out.family(
         "zugzwang_probes_total",

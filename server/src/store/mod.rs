@@ -14,7 +14,9 @@
 //! budget (`chunk_cache`); reads are counted in `metrics`, and those that
 //! waited for the disk in `disk_reads` (which can also trace them to a
 //! file); concurrent misses on one window make one read (`single_flight`),
-//! and a miss is told from a hit without starting I/O (`residency`).
+//! a miss is told from a hit without starting I/O (`residency`), and the
+//! reads out on the disk are watched so that a stuck one makes its table
+//! suspect instead of taking every probe thread (`in_flight`).
 //! `context` is what a read knows of the request it serves: its counters,
 //! and whether it may wait for a disk. Descriptors of table files are kept
 //! within a budget by `handles` (`descriptors` shares the open-files limit
@@ -34,6 +36,7 @@ pub mod disk_reads;
 pub mod embedded;
 pub mod format;
 pub mod handles;
+pub mod in_flight;
 pub mod metrics;
 pub mod pread;
 pub mod quarantine;
@@ -43,7 +46,7 @@ pub mod single_flight;
 pub mod table_error;
 pub mod tier;
 
-use std::{collections::HashSet, path::PathBuf, sync::Arc};
+use std::{collections::HashSet, path::PathBuf, sync::Arc, time::Duration};
 
 use shakmaty_syzygy::filesystem::{Filesystem, MmapFilesystem};
 
@@ -51,6 +54,7 @@ use crate::exposition::{Exposition, Kind};
 use chunk_cache::{ChunkCache, ChunkCachedFilesystem};
 use disk_reads::{DiskReads, TraceError};
 use handles::HandlePool;
+use in_flight::ReadsInFlight;
 use metrics::ReadMetrics;
 use quarantine::Quarantine;
 use tier::{TierOptions, TieredFilesystem};
@@ -86,6 +90,10 @@ pub struct StoreOptions {
     /// Write every read that waited for the disk to this file (a
     /// benchmark's `--read-trace`, see `disk_reads`).
     pub read_trace: Option<PathBuf>,
+    /// A table with a read out on the disk this long is suspect: probes
+    /// that need it are refused (503) until the read returns
+    /// (`--stuck-read-secs`, see `in_flight`).
+    pub stuck_read: Duration,
 }
 
 /// The index cache when nothing sizes it (tests, `zugzwang probe`).
@@ -113,6 +121,7 @@ impl Default for StoreOptions {
             index_cache_bytes: DEFAULT_INDEX_CACHE_BYTES,
             data_cache_bytes: DEFAULT_DATA_CACHE_BYTES,
             read_trace: None,
+            stuck_read: in_flight::DEFAULT_STUCK_READ,
         }
     }
 }
@@ -153,6 +162,8 @@ pub struct StoreMetrics {
     pub unchecked_tables: u64,
     /// Tables found damaged and refused.
     pub quarantine: Arc<Quarantine>,
+    /// The reads out on the disk now, and the tables suspect of a stuck one.
+    pub in_flight: Arc<ReadsInFlight>,
 }
 
 impl Default for StoreMetrics {
@@ -165,6 +176,7 @@ impl Default for StoreMetrics {
             handles: None,
             unchecked_tables: 0,
             quarantine: Arc::default(),
+            in_flight: Arc::default(),
         }
     }
 }
@@ -178,6 +190,7 @@ impl StoreMetrics {
         self.data_cache.render(out);
         self.reads.render_fast_tier(out);
         self.reads.render_integrity(out);
+        self.in_flight.render(out);
         self.render_health(out);
     }
 
@@ -246,7 +259,8 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
     })
     .with_read_around(options.read_around_kib * 1024)
     .with_allow_unchecked(options.allow_unchecked)
-    .with_state_dir(options.state_dir.clone());
+    .with_state_dir(options.state_dir.clone())
+    .with_stuck_read(options.stuck_read);
     if let Some(handles) = options.table_handles {
         fs = fs.with_handle_budget(handles);
     }
@@ -279,6 +293,7 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
         handles: Some(Arc::clone(fs.handles())),
         unchecked_tables: uncovered.iter().map(|u| u.unchecked.len() as u64).sum(),
         quarantine: Arc::clone(fs.quarantine()),
+        in_flight: Arc::clone(fs.in_flight()),
     });
     let quarantine = Arc::clone(&metrics.quarantine);
     let serves_unchecked = fs.allows_unchecked();

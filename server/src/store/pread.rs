@@ -12,6 +12,11 @@
 //! asking the page cache (`residency`), or where the kernel cannot be asked,
 //! by a read that refuses to wait for the disk (`RWF_NOWAIT`). No fadvise
 //! hint is involved, only reads.
+//!
+//! Every read that goes to the disk is registered while it is out
+//! (`in_flight`): one out longer than `--stuck-read-secs` makes its table
+//! suspect, and the next misses on that table are refused at once instead
+//! of queueing behind it on a disk that does not answer.
 
 use std::{
     fs::{self, File},
@@ -22,7 +27,7 @@ use std::{
         Arc,
         atomic::{AtomicBool, Ordering},
     },
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use rustix::io::{Errno, ReadWriteFlags};
@@ -32,7 +37,9 @@ use super::{
     context,
     descriptors::DescriptorBudget,
     disk_reads::{DiskRead, DiskReads},
-    handles::{HandlePool, PooledFile},
+    format::file_name,
+    handles::{Handle, HandlePool, PooledFile},
+    in_flight::{self, ReadsInFlight},
     residency::{self, Residency},
     single_flight::{Flights, Role},
     table_error::TableIoError,
@@ -48,6 +55,8 @@ pub struct PreadFilesystem {
     flights: Arc<Flights>,
     /// Reads that waited for the disk, counted for the store's `/metrics`.
     disk_reads: Arc<DiskReads>,
+    /// Reads out on the disk now, and the tables suspect of a stuck one.
+    in_flight: Arc<ReadsInFlight>,
 }
 
 impl Default for PreadFilesystem {
@@ -67,7 +76,16 @@ impl PreadFilesystem {
             handles: HandlePool::new(usize::try_from(budget).unwrap_or(usize::MAX)),
             flights: Arc::default(),
             disk_reads: Arc::default(),
+            in_flight: Arc::default(),
         }
+    }
+
+    /// A table with a read out this long is suspect (`--stuck-read-secs`;
+    /// see `store::in_flight`).
+    #[must_use]
+    pub fn with_stuck_read(mut self, limit: Duration) -> Self {
+        self.in_flight = Arc::new(ReadsInFlight::new(limit));
+        self
     }
 
     /// Hint random access to the kernel (POSIX_FADV_RANDOM) for files opened.
@@ -102,6 +120,11 @@ impl PreadFilesystem {
     /// The reads that waited for the disk, for `/metrics` and the trace.
     pub fn disk_reads(&self) -> &Arc<DiskReads> {
         &self.disk_reads
+    }
+
+    /// The reads out on the disk now, for `/metrics` and the engine.
+    pub fn in_flight(&self) -> &Arc<ReadsInFlight> {
+        &self.in_flight
     }
 }
 
@@ -139,12 +162,14 @@ impl PreadFilesystem {
             let _ = rustix::fs::fadvise(&**handle, 0, None, rustix::fs::Advice::Random);
         }
         Ok(PreadFile {
+            table: in_flight::table_of(&file_name(path)),
             file,
             size_at_open: meta.len(),
             read_around: self.read_around,
             nowait_works: AtomicBool::new(true),
             flights: Arc::clone(&self.flights),
             disk_reads: Arc::clone(&self.disk_reads),
+            in_flight: Arc::clone(&self.in_flight),
         })
     }
 }
@@ -162,6 +187,8 @@ pub fn reads_without_waiting(path: &Path) -> io::Result<bool> {
 
 /// One table file, its descriptor held by the pool.
 pub struct PreadFile {
+    /// The table its reads count for (a prefix's is its table's).
+    table: Arc<str>,
     file: PooledFile,
     size_at_open: u64,
     read_around: u64,
@@ -169,6 +196,7 @@ pub struct PreadFile {
     nowait_works: AtomicBool,
     flights: Arc<Flights>,
     disk_reads: Arc<DiskReads>,
+    in_flight: Arc<ReadsInFlight>,
 }
 
 impl PreadFile {
@@ -182,6 +210,9 @@ impl PreadFile {
     /// with a read that refuses to wait. Where the kernel cannot tell, says
     /// no (and read-around stops).
     fn read_cached(&self, file: &File, buf: &mut [u8], offset: u64) -> bool {
+        if in_flight::stalled(&self.table) {
+            return false;
+        }
         match residency::of(file, offset, buf.len()) {
             // Any error shows again in the plain read.
             Residency::Cached => file.read_exact_at(buf, offset).is_ok(),
@@ -211,9 +242,11 @@ impl PreadFile {
     /// (reopening a closed descriptor may wait on the disk too).
     /// The page cache is asked first, so that a refusal never starts I/O:
     /// the pool's retry must find the bytes missing, to read the window
-    /// around them in one read.
+    /// around them in one read. A miss on a suspect table is not sent to
+    /// the pool: it fails here, and the probe with it (503).
     fn read_from_memory(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let cached = self.nowait_works.load(Ordering::Relaxed)
+            && !in_flight::stalled(&self.table)
             && self.file.open_handle().is_some_and(|file| {
                 !matches!(residency::of(&file, offset, buf.len()), Residency::Missing)
                     && self.read_nowait(&file, buf, offset)
@@ -221,34 +254,69 @@ impl PreadFile {
         if cached {
             Ok(buf.len())
         } else {
+            self.refuse_if_suspect()?;
             Err(context::refuse())
         }
     }
 
+    /// A refusal naming the table if it is suspect (a read of it has been
+    /// out longer than the limit): a read that would go to the disk then
+    /// fails at once instead of joining the stuck one.
+    fn refuse_if_suspect(&self) -> io::Result<()> {
+        match self.in_flight.suspect(&self.table) {
+            Some(suspect) => Err(self.in_flight.refusal(&suspect).into_io()),
+            None => Ok(()),
+        }
+    }
+
+    /// The descriptor; reopening a closed one is a disk access (and on a
+    /// hung mount, one that hangs), registered as a read in flight.
+    fn handle(&self, hint: ReadHint) -> io::Result<Arc<Handle>> {
+        if let Some(handle) = self.file.open_handle() {
+            return Ok(handle);
+        }
+        self.refuse_if_suspect()?;
+        let _reading = self.in_flight.begin(&self.table, hint);
+        self.file.handle()
+    }
+
     /// Reads the aligned window around a miss in one read and copies out
     /// what was asked; a window another probe is reading already is waited
-    /// for instead (`single_flight`). Says no when the window came back
-    /// short or failed; the plain read then reports the error or the short
-    /// file properly.
-    fn read_window(&self, file: &File, buf: &mut [u8], offset: u64, hint: ReadHint) -> bool {
+    /// for instead (`single_flight`), until that read has been out for the
+    /// stuck-read limit: then an error naming the table. Says no when the
+    /// window came back short or failed; the plain read then reports the
+    /// error or the short file properly.
+    fn read_window(
+        &self,
+        file: &File,
+        buf: &mut [u8],
+        offset: u64,
+        hint: ReadHint,
+    ) -> io::Result<bool> {
         let start = offset & !(self.read_around - 1);
         let end = (offset + buf.len() as u64).max(start + self.read_around);
         let Ok(window_len) = usize::try_from(end - start) else {
-            return false;
+            return Ok(false);
         };
         let started = Instant::now();
-        let (window, role) = self.flights.read((self.file.id(), start), || {
+        let patience = self.in_flight.limit();
+        let (window, role) = self.flights.read((self.file.id(), start), patience, || {
             let mut window = vec![0; window_len];
+            let _reading = self.in_flight.begin(&self.table, hint);
+            in_flight::wait_while_stalled(&self.table);
             let got = file.read_at(&mut window, start).ok()?;
             window.truncate(got);
             Some(Arc::new(window))
         });
+        if role == Role::GaveUp {
+            return Err(self.in_flight.gave_up(&self.table, patience).into_io());
+        }
         let from = (offset - start) as usize;
         let Some(wanted) = window
             .as_deref()
             .and_then(|w| w.get(from..from + buf.len()))
         else {
-            return false;
+            return Ok(false);
         };
         buf.copy_from_slice(wanted);
         self.disk_reads.record(&DiskRead {
@@ -261,7 +329,7 @@ impl PreadFile {
             started,
             took: started.elapsed(),
         });
-        true
+        Ok(true)
     }
 
     /// Explains a read that ended early: usually the file was truncated or
@@ -287,14 +355,19 @@ impl RandomAccessFile for PreadFile {
         if context::refusing() {
             return self.read_from_memory(buf, offset);
         }
-        let file = self.file.handle()?;
+        let file = self.handle(hint)?;
         // Read-around needs to tell hits from misses; without that, plain reads only.
-        if self.read_around > 0
-            && self.nowait_works.load(Ordering::Relaxed)
-            && (self.read_cached(&file, buf, offset) || self.read_window(&file, buf, offset, hint))
-        {
+        let around = self.read_around > 0 && self.nowait_works.load(Ordering::Relaxed);
+        if around && self.read_cached(&file, buf, offset) {
             return Ok(buf.len());
         }
+        // To the disk (or, without read-around, perhaps the page cache).
+        self.refuse_if_suspect()?;
+        if around && self.read_window(&file, buf, offset, hint)? {
+            return Ok(buf.len());
+        }
+        let _reading = self.in_flight.begin(&self.table, hint);
+        in_flight::wait_while_stalled(&self.table);
         file.read_at(buf, offset).map_err(|err| {
             TableIoError::logged(
                 self.file.path(),

@@ -37,6 +37,7 @@ use crate::store::{
     disk_reads::DiskReads,
     format::file_name,
     handles::HandlePool,
+    in_flight::{self, ReadsInFlight},
     metrics::{ReadMetrics, Tier},
     pread::{PreadFile, PreadFilesystem},
     quarantine::{Quarantine, Watch},
@@ -138,6 +139,18 @@ impl TieredFilesystem {
     /// The reads that waited for the disk (see `store::disk_reads`).
     pub fn disk_reads(&self) -> &Arc<DiskReads> {
         self.slow.disk_reads()
+    }
+
+    /// A table with a read out this long is suspect (see `store::in_flight`).
+    #[must_use]
+    pub fn with_stuck_read(mut self, limit: Duration) -> Self {
+        self.slow = self.slow.with_stuck_read(limit);
+        self
+    }
+
+    /// The reads out on the disk now, of both tiers.
+    pub fn in_flight(&self) -> &Arc<ReadsInFlight> {
+        self.slow.in_flight()
     }
 
     pub fn fast_dir(&self) -> Option<&Path> {
@@ -360,6 +373,11 @@ impl Filesystem for TieredFilesystem {
         if context::refusing() {
             return Err(context::refuse());
         }
+        // A stat and an open reach the disk (and hang on a hung mount): the
+        // table is being opened, as its header reads say after them.
+        let _opening = self
+            .in_flight()
+            .begin(&in_flight::table_of(&file_name(path)), ReadHint::Header);
         let meta =
             fs::metadata(path).map_err(|err| TableIoError::because(path, "cannot stat", err))?;
         if let Some(refused) = self.quarantine.refusal(path, &meta) {
@@ -465,6 +483,9 @@ impl TieredFile {
         if !fast.is_empty() {
             let outcome = match self.read_tier(Tier::Fast, fast, offset, hint) {
                 Err(err) if context::refused() => return Err(err),
+                // The table is suspect (a read of it is stuck): so is its
+                // prefix, and the slow tier is not asked either.
+                Err(err) if in_flight::stuck_read(&err).is_some() => return Err(err),
                 // No descriptor to reopen the prefix with: a passing shortage,
                 // not a reason to give the prefix up.
                 Err(err) if table_error::is_out_of_descriptors(&err) => Err(None),
