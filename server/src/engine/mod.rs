@@ -299,11 +299,15 @@ impl Engine {
         if let Some(hit) = self.cache.cached_probe(&pos) {
             return Ok(hit);
         }
+        // Refused as soon as it may need a stuck table, rather than waiting
+        // for an identical request in flight that is stuck on it.
+        self.pool.readiness(&pos)?;
         let _pending = self.admit()?;
         let key = pos.clone();
-        self.cache
-            .probe(&key, probe::answer(&self.pool, &self.memo, pos))
-            .await
+        let answer = self
+            .cache
+            .probe(&key, probe::answer(&self.pool, &self.memo, pos));
+        self.pool.unless_stuck(&key, answer).await
     }
 
     /// The DTZ-optimal line from a position (`GET /{variant}/mainline`).
@@ -334,7 +338,8 @@ impl Engine {
                 .run(move |tables| mainline::mainline(tables, pos))
                 .await?
         };
-        self.cache.mainline(&key, compute).await
+        let line = self.cache.mainline(&key, compute);
+        self.pool.unless_stuck(&key, line).await
     }
 
     /// The fastest mate from a standard position (`GET

@@ -109,8 +109,24 @@ pub enum Readiness {
     TableOpening,
 }
 
+/// What a probe tried on the async worker came to ([`ProbePool::try_inline`]).
+pub enum Tried<T> {
+    Done(Result<T, EngineError>),
+    /// A read would have waited for a disk: probe it on the pool.
+    WouldWait,
+    /// And a table it needs is not open yet: probe it on the pool ahead of
+    /// the request's others, which would otherwise all wait for that open
+    /// inside shakmaty-syzygy, each holding a probe thread (and all of them
+    /// for good if the open hangs).
+    WouldOpen,
+}
+
 /// How often a probe held back by a table being opened looks again.
 const OPEN_POLL: Duration = Duration::from_millis(5);
+
+/// How often a request waiting for another's computation looks whether a
+/// table it needs turned suspect.
+const STUCK_POLL: Duration = Duration::from_millis(25);
 
 /// Set once the request a piece of pool work is for is gone (its future
 /// was dropped): the work stops at its next position.
@@ -209,6 +225,32 @@ impl ProbePool {
         }
     }
 
+    /// `work`'s outcome, or the refusal (503) as soon as a table `pos` may
+    /// need turns suspect: `work` may be waiting for an identical request
+    /// in flight (the response cache shares one computation), and that
+    /// one for a stuck read. Just `work` while no read is out on the disk.
+    pub async fn unless_stuck<T>(
+        &self,
+        pos: &VariantPosition,
+        work: impl Future<Output = Result<T, EngineError>>,
+    ) -> Result<T, EngineError> {
+        if self.reads.calm() {
+            return work.await;
+        }
+        let stuck = async {
+            loop {
+                if let Err(refused) = self.readiness(pos) {
+                    return refused;
+                }
+                tokio::time::sleep(STUCK_POLL).await;
+            }
+        };
+        tokio::select! {
+            outcome = work => outcome,
+            refused = stuck => Err(refused),
+        }
+    }
+
     /// Probe threads busy now (those written off as stuck not counted).
     pub fn busy(&self) -> usize {
         self.threads - self.slots.available_permits().min(self.threads)
@@ -287,24 +329,24 @@ impl ProbePool {
     }
 
     /// Runs `probe` here, on the async worker, with every read refusing to
-    /// wait: `None` when inline probing is off or a read would have waited
-    /// (the caller then sends it to the pool). The probe must not block in
-    /// any other way.
-    pub fn try_inline<T>(
-        &self,
-        probe: impl FnOnce(&Tables) -> Result<T, EngineError>,
-    ) -> Option<Result<T, EngineError>> {
+    /// wait: not done when inline probing is off or a read would have
+    /// waited (the caller then sends it to the pool). The probe must not
+    /// block in any other way.
+    pub fn try_inline<T>(&self, probe: impl FnOnce(&Tables) -> Result<T, EngineError>) -> Tried<T> {
         if !self.inline {
-            return None;
+            return Tried::WouldWait;
         }
         let reads = context::current_request();
         let attempt =
             context::with_request(reads, || context::without_waiting(|| probe(&self.tables)));
         let Inline::Done(result) = attempt else {
-            return None;
+            return match context::take_refused_open() {
+                true => Tried::WouldOpen,
+                false => Tried::WouldWait,
+            };
         };
         self.inline_probes.fetch_add(1, Relaxed);
-        Some(result)
+        Tried::Done(result)
     }
 
     /// Counts `probes` sent to the blocking threads.

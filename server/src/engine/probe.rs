@@ -14,7 +14,7 @@ use shakmaty_syzygy::{AmbiguousWdl, MaybeRounded};
 use super::{
     EngineError, Tables,
     order::{self, RankedMove},
-    pool::{ProbePool, Readiness},
+    pool::{ProbePool, Readiness, Tried},
     probe_memo::{Key, ProbeMemo},
     probed::Probed,
 };
@@ -228,6 +228,8 @@ async fn probe_all(
         .map(|(pos, key)| memo.get(*key, pos.halfmoves()))
         .collect();
     let mut waiting = Vec::new();
+    // The first that needs a table not open yet.
+    let mut opener = None;
     for (i, pos) in positions.iter().enumerate() {
         if answers[i].is_some() {
             continue;
@@ -239,18 +241,22 @@ async fn probe_all(
             continue;
         }
         match pool.try_inline(|tables| probe_position(tables, pos)) {
-            Some(probed) => {
+            Tried::Done(probed) => {
                 let probed = probed?;
                 memo.insert(keys[i], &probed);
                 answers[i] = Some(probed);
             }
-            None => waiting.push(i),
+            Tried::WouldOpen => {
+                opener.get_or_insert(i);
+                waiting.push(i);
+            }
+            Tried::WouldWait => waiting.push(i),
         }
     }
     if !waiting.is_empty() {
         pool.wait_ready(waiting.iter().map(|&i| &positions[i]))
             .await?;
-        for (i, probed) in probe_on_pool(pool, positions, waiting).await? {
+        for (i, probed) in probe_on_pool(pool, positions, waiting, opener).await? {
             memo.insert(keys[i], &probed);
             answers[i] = Some(probed);
         }
@@ -271,13 +277,33 @@ async fn probe_all(
 /// of per position. With `--sequential-probes` one worker takes them all,
 /// one after another. Once the request is gone, workers stop at the next
 /// position and give their probe thread back.
+///
+/// `opener`, a position that needs a table not open yet, is probed first,
+/// alone: shakmaty-syzygy opens a table once, and the probes that need it
+/// meanwhile would each wait for that open on a probe thread of their own
+/// (all of them for as long as the disk does not answer, if it hangs).
+/// It costs one probe's time, once per table.
 async fn probe_on_pool(
     pool: &ProbePool,
     positions: Vec<VariantPosition>,
-    waiting: Vec<usize>,
+    mut waiting: Vec<usize>,
+    opener: Option<usize>,
 ) -> Result<Vec<(usize, Probed)>, EngineError> {
+    pool.count_pooled(waiting.len());
+    let mut probed = Vec::with_capacity(waiting.len());
+    if let Some(first) = opener {
+        waiting.retain(|&i| i != first);
+        let pos = positions[first].clone();
+        probed.push((
+            first,
+            pool.run(move |tables| probe_position(tables, &pos))
+                .await??,
+        ));
+    }
+    if waiting.is_empty() {
+        return Ok(probed);
+    }
     let count = waiting.len();
-    pool.count_pooled(count);
     let workers = pool.workers(count);
     let work = Arc::new((positions, waiting));
     let next = Arc::new(AtomicUsize::new(0));
@@ -303,7 +329,6 @@ async fn probe_on_pool(
             }
         })
     });
-    let mut probed = Vec::with_capacity(count);
     for (i, result) in try_join_all(tasks).await?.into_iter().flatten() {
         probed.push((i, result?));
     }

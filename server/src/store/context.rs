@@ -153,6 +153,8 @@ struct Context {
     request: Option<Arc<RequestReads>>,
     /// A read was refused since [`without_waiting`] began.
     refused: bool,
+    /// Of the refusals, one was of opening a table (see [`refuse_open`]).
+    refused_open: bool,
     /// The lookup this thread is in; 0: none yet.
     lookup: u64,
     /// Every read of this thread, once a test asked for it.
@@ -237,6 +239,22 @@ pub fn refuse() -> io::Error {
         io::ErrorKind::WouldBlock,
         "the read would have to wait for the disk",
     )
+}
+
+/// Refuses opening a table inside [`without_waiting`], as [`refuse`]
+/// refuses a read, remembering that the probe needs a table not open yet:
+/// the engine then probes it on the pool ahead of the request's other
+/// probes, which would otherwise all wait for that one open inside
+/// shakmaty-syzygy, each on a thread of its own (`engine::pool`).
+pub fn refuse_open() -> io::Error {
+    CONTEXT.with(|c| c.borrow_mut().refused_open = true);
+    refuse()
+}
+
+/// Whether an open was refused on this thread since the last call
+/// ([`refuse_open`]); clears it.
+pub fn take_refused_open() -> bool {
+    CONTEXT.with(|c| std::mem::take(&mut c.borrow_mut().refused_open))
 }
 
 /// Whether a read on this thread was refused since [`without_waiting`]

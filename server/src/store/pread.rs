@@ -145,7 +145,7 @@ impl Filesystem for PreadFilesystem {
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
         if context::refusing() {
-            return Err(context::refuse());
+            return Err(context::refuse_open());
         }
         self.open_pread(path)
             .map(|file| Box::new(file) as Box<dyn RandomAccessFile>)

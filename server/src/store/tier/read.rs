@@ -371,7 +371,7 @@ impl Filesystem for TieredFilesystem {
     /// the table cannot be opened with the checks recorded for it.
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
         if context::refusing() {
-            return Err(context::refuse());
+            return Err(context::refuse_open());
         }
         // A stat and an open reach the disk (and hang on a hung mount): the
         // table is being opened, as its header reads say after them.
