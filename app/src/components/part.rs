@@ -193,33 +193,14 @@ pub fn ServerPart(
     let slot = Slot::new();
     let started = StoredValue::new(false);
     let node = NodeRef::<html::Div>::new();
-    // The index of the button clicked, or whether a form was sent, before
-    // the part was live: the live part does it again.
-    let clicked = StoredValue::new(None::<usize>);
-    let submitted = StoredValue::new(false);
-    let replay = move || {
-        // Called while the server's markup is still in place (the swap is a
-        // reactive update, run after this turn): what was typed into it is
-        // read now and written into the live part once it is there.
-        let typed = typed_values(node);
-        let clicked = clicked.try_update_value(Option::take).flatten();
-        let submitted = submitted.try_update_value(std::mem::take).unwrap_or(false);
-        request_animation_frame(move || {
-            restore_typed(node, &typed);
-            match clicked {
-                Some(index) => click_button(node, index),
-                None if submitted => submit_form(node),
-                None => {}
-            }
-        });
-    };
+    let replay = Replay::new(node);
     let start = move || {
         if started.get_value() && slot.stage.get_untracked() != Stage::Failed {
             return;
         }
         started.set_value(true);
         slot.stage.set(Stage::Waiting);
-        slot.fill(load, replay);
+        slot.fill(load, move || replay.run());
     };
     // The first load, on a hint that the part is wanted; after a failure
     // only a click (Retry, or the part's own buttons) tries again.
@@ -228,21 +209,12 @@ pub fn ServerPart(
             start();
         }
     };
-    Effect::new(move |_| request_idle_callback(begin));
-    if let Some(when) = load_when {
-        Effect::new(move |_| {
-            if when.get() {
-                begin();
-            }
-        });
-    }
+    begin_when_wanted(begin, load_when);
     let on_click = move |ev: leptos::ev::MouseEvent| {
         if slot.stage.get_untracked() == Stage::Ready {
             return;
         }
-        if let Some(index) = button_index(node, &ev) {
-            clicked.set_value(Some(index));
-        }
+        replay.note_click(&ev);
         start();
     };
     // A form sent before the part is live (Enter in a field) waits for it,
@@ -252,7 +224,7 @@ pub fn ServerPart(
             return;
         }
         ev.prevent_default();
-        submitted.set_value(true);
+        replay.note_submit();
         start();
     };
     // Only readiness redraws the body: the server's markup stays untouched
@@ -270,6 +242,74 @@ pub fn ServerPart(
             {body}
             {move || (slot.stage.get() == Stage::Failed).then(|| not_loaded(what, start))}
         </div>
+    }
+}
+
+/// Starts a server part's first load when the browser is first idle, or
+/// when `load_when` turns true: the server's markup of a part that follows
+/// the position is stale once the page shows another one.
+fn begin_when_wanted(
+    begin: impl Fn() + Copy + Send + Sync + 'static,
+    load_when: Option<Signal<bool>>,
+) {
+    Effect::new(move |_| request_idle_callback(begin));
+    if let Some(when) = load_when {
+        Effect::new(move |_| {
+            if when.get() {
+                begin();
+            }
+        });
+    }
+}
+
+/// What the visitor did to a server part's markup before the part was
+/// live (the button clicked, whether a form was sent, what was typed): the
+/// live part does it again, so the first click is not lost to the wait.
+#[derive(Clone, Copy)]
+struct Replay {
+    node: NodeRef<html::Div>,
+    clicked: StoredValue<Option<usize>>,
+    submitted: StoredValue<bool>,
+}
+
+impl Replay {
+    fn new(node: NodeRef<html::Div>) -> Self {
+        Replay {
+            node,
+            clicked: StoredValue::new(None),
+            submitted: StoredValue::new(false),
+        }
+    }
+
+    fn note_click(self, ev: &leptos::ev::MouseEvent) {
+        if let Some(index) = button_index(self.node, ev) {
+            self.clicked.set_value(Some(index));
+        }
+    }
+
+    fn note_submit(self) {
+        self.submitted.set_value(true);
+    }
+
+    /// Called while the server's markup is still in place (the swap is a
+    /// reactive update, run after this turn): what was typed into it is
+    /// read now and written into the live part once it is there.
+    fn run(self) {
+        let node = self.node;
+        let typed = typed_values(node);
+        let clicked = self.clicked.try_update_value(Option::take).flatten();
+        let submitted = self
+            .submitted
+            .try_update_value(std::mem::take)
+            .unwrap_or(false);
+        request_animation_frame(move || {
+            restore_typed(node, &typed);
+            match clicked {
+                Some(index) => click_button(node, index),
+                None if submitted => submit_form(node),
+                None => {}
+            }
+        });
     }
 }
 

@@ -1,8 +1,10 @@
 //! The explorer page's state, one hook per concern, as Leptos's examples
 //! keep a page's logic beside it: each `use_*` creates signals owned by the
-//! calling component and hands back small `Copy` handles.
+//! calling component and hands back small `Copy` handles; `explorer`
+//! wires them together for the page.
 
 pub mod answers;
+pub mod explorer;
 pub mod history;
 pub mod in_flight;
 pub mod last_moves;

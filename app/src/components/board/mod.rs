@@ -76,21 +76,6 @@ pub fn Board(
     // A new position clears any half-made move.
     Effect::watch(move || pos.track(), move |_, _, _| play.clear(), false);
     let marks = Marks::new(play, placement, last_move, hover);
-    let promoting = Memo::new(move |_| play.promotion.with(Option::is_some));
-
-    let squares = move || {
-        let orientation = orientation.get();
-        (0..64u32)
-            .map(|i| {
-                let sq = display_square(orientation, i % 8, i / 8);
-                // A memo: a move changes the marks of a few squares, and
-                // only their class and label are written again.
-                let class = Memo::new(move |_| marks.class(sq));
-                square_view(i, sq, class.into(), placement, play.drag.into(), cursor)
-            })
-            .collect_view()
-    };
-
     view! {
         <div class="board-wrap">
             <div
@@ -109,23 +94,11 @@ pub fn Board(
                 on:pointerup=move |ev| play.release(ev)
                 on:pointercancel=move |_: PointerEvent| play.drag.set(None)
             >
-                {squares}
+                {play.squares(marks, placement, cursor)}
                 {arrow(orientation, hover)}
                 {ghost(play.drag.into())}
             </div>
-            {move || {
-                promoting.get().then(|| {
-                    let answered = Signal::derive(move || {
-                        pos.with(|p| p.as_ref().and_then(|p| answers.get(&to_fen(p))))
-                            .map(|a| a.moves)
-                            .unwrap_or_default()
-                    });
-                    let choose = Callback::new(move |role| play.choose(role));
-                    // Its code comes on first use (split_points).
-                    let load = Loader::new(move || split_points::promotion(play.promotion, orientation, answered, choose));
-                    view! { <Part what="The promotion choice" load/> }
-                })
-            }}
+            {play.promotion_choice(answers)}
         </div>
     }
 }
@@ -144,6 +117,49 @@ struct Play {
 }
 
 impl Play {
+    /// The 64 squares in the orientation's order.
+    fn squares(
+        self,
+        marks: Marks,
+        placement: Signal<shakmaty::Board>,
+        cursor: RwSignal<Square>,
+    ) -> impl IntoView {
+        move || {
+            let orientation = self.orientation.get();
+            (0..64u32)
+                .map(|i| {
+                    let sq = display_square(orientation, i % 8, i / 8);
+                    // A memo: a move changes the marks of a few squares, and
+                    // only their class and label are written again.
+                    let class = Memo::new(move |_| marks.class(sq));
+                    square_view(i, sq, class.into(), placement, self.drag.into(), cursor)
+                })
+                .collect_view()
+        }
+    }
+
+    /// The choice of piece while a pawn waits to promote, each piece with
+    /// its result from the answers seen. Its code comes on first use
+    /// (split_points): most visits never promote.
+    fn promotion_choice(self, answers: Answers) -> impl IntoView {
+        let promoting = Memo::new(move |_| self.promotion.with(Option::is_some));
+        move || {
+            promoting.get().then(|| {
+                let pos = self.pos;
+                let answered = Signal::derive(move || {
+                    pos.with(|p| p.as_ref().and_then(|p| answers.get(&to_fen(p))))
+                        .map(|a| a.moves)
+                        .unwrap_or_default()
+                });
+                let choose = Callback::new(move |role| self.choose(role));
+                let load = Loader::new(move || {
+                    split_points::promotion(self.promotion, self.orientation, answered, choose)
+                });
+                view! { <Part what="The promotion choice" load/> }
+            })
+        }
+    }
+
     fn clear(self) {
         self.selected.set(None);
         self.drag.set(None);

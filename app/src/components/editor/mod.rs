@@ -89,13 +89,7 @@ pub fn Editor(
 
     let done = leave(setup, checking, mode, on_done);
     Effect::new(move |_| live.set(Some(setup.fen())));
-    let esc = window_event_listener(ev::keydown, move |ev| {
-        if ev.key() == "Escape" {
-            ev.prevent_default();
-            on_cancel.run(());
-        }
-    });
-    on_cleanup(move || esc.remove());
+    cancel_on_escape(on_cancel);
     Effect::watch(
         move || mode.get(),
         move |mode, _, _| {
@@ -108,17 +102,7 @@ pub fn Editor(
 
     view! {
         <div class="editor-wrap">
-        <div class="editor">
-            <div class="palette">
-                {palette::pieces(setup.tool, Color::White)}
-            </div>
-            {setup.board_view()}
-            <div class="palette">
-                {palette::pieces(setup.tool, Color::Black)}
-                {tool_button(setup.tool, Tool::Hand, "hand", "Move pieces (drag off the board to remove)", "Move")}
-                {tool_button(setup.tool, Tool::Erase, "erase", "Remove pieces", "Remove")}
-            </div>
-        </div>
+        {setup.workbench()}
         <div class="editor-controls">
             {setup.turn_choice()}
             {setup.rights.controls(setup.board, setup.turn)}
@@ -136,6 +120,17 @@ pub fn Editor(
         </div>
         </div>
     }
+}
+
+/// Esc cancels wherever the focus is, for as long as the editor is open.
+fn cancel_on_escape(on_cancel: Callback<()>) {
+    let esc = window_event_listener(ev::keydown, move |ev| {
+        if ev.key() == "Escape" {
+            ev.prevent_default();
+            on_cancel.run(());
+        }
+    });
+    on_cleanup(move || esc.remove());
 }
 
 /// Leaving the editor (Done, the toolbar button or "e"): checks the
@@ -298,6 +293,24 @@ impl Setup {
                 >
                     {squares}
                     {ghost(self.drag.into())}
+                </div>
+            </div>
+        }
+    }
+
+    /// The board between the two palettes, White's pieces on one side and
+    /// Black's with the tools on the other, as a player reaches for them.
+    fn workbench(self) -> impl IntoView {
+        view! {
+            <div class="editor">
+                <div class="palette">
+                    {palette::pieces(self.tool, Color::White)}
+                </div>
+                {self.board_view()}
+                <div class="palette">
+                    {palette::pieces(self.tool, Color::Black)}
+                    {tool_button(self.tool, Tool::Hand, "hand", "Move pieces (drag off the board to remove)", "Move")}
+                    {tool_button(self.tool, Tool::Erase, "erase", "Remove pieces", "Remove")}
                 </div>
             </div>
         }

@@ -62,13 +62,20 @@ impl Rights {
     }
 
     pub fn controls(self, board: RwSignal<Board>, turn: RwSignal<Color>) -> impl IntoView {
-        let Rights {
-            castling,
-            en_passant,
-            halfmoves,
-            fullmoves,
-        } = self;
-        let castling_boxes = CASTLING
+        view! {
+            <fieldset class="castling">
+                <legend>"Castling rights"</legend>
+                {self.castling_boxes(board)}
+            </fieldset>
+            {self.clocks(board, turn)}
+        }
+    }
+
+    /// A box per castling right, which only a king and rook on their
+    /// squares can have: the others are greyed out and left off the FEN.
+    fn castling_boxes(self, board: RwSignal<Board>) -> impl IntoView {
+        let castling = self.castling;
+        CASTLING
             .iter()
             .enumerate()
             .map(|(i, right)| {
@@ -91,7 +98,18 @@ impl Rights {
                     </label>
                 }
             })
-            .collect_view();
+            .collect_view()
+    }
+
+    /// En passant, whose squares follow the board and the side to move,
+    /// and the two clocks.
+    fn clocks(self, board: RwSignal<Board>, turn: RwSignal<Color>) -> impl IntoView {
+        let Rights {
+            en_passant,
+            halfmoves,
+            fullmoves,
+            ..
+        } = self;
         let ep_options = move || {
             let squares = board.with(|b| en_passant_squares(b, turn.get()));
             let current = en_passant.get();
@@ -105,10 +123,6 @@ impl Rights {
                 .collect_view()
         };
         view! {
-            <fieldset class="castling">
-                <legend>"Castling rights"</legend>
-                {castling_boxes}
-            </fieldset>
             <div class="clocks">
                 <label>
                     "En passant "

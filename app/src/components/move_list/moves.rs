@@ -269,25 +269,17 @@ fn MoveRow(
     let label = Label::of(mover_category);
     let outcome = Outcome::of(mover_category);
     let description = description(&m, label);
-    let info = m.info;
-    let dtz_attr = info.pos.dtz.map(|d| d.to_string()).unwrap_or_default();
-    let dtm_attr = info.pos.dtm.map(|d| d.to_string()).unwrap_or_default();
-    let mate = MoveMate::of_move(info.pos.dtm)
-        .map(MoveMate::text)
-        .unwrap_or_default();
+    let cells = row_cells(&m, outcome, variant);
     let hovered = m.squares.map(|squares| HoveredMove { squares, outcome });
-    let fen_after = m.fen_after.clone();
-    let enter = move || {
-        on_hover.run(hovered);
-        if let Some(fen) = fen_after.clone() {
-            on_prefetch.run(fen);
-        }
-    };
+    let enter = entering(hovered, m.fen_after.clone(), on_hover, on_prefetch);
     let enter_by_focus = enter.clone();
     // A finger has no hover: pressing a move asks for its answer, a moment
     // before the click that plays it.
     let enter_by_press = enter.clone();
-    let fen_after = m.fen_after.clone();
+    let info = m.info;
+    let dtz_attr = info.pos.dtz.map(|d| d.to_string()).unwrap_or_default();
+    let dtm_attr = info.pos.dtm.map(|d| d.to_string()).unwrap_or_default();
+    let fen_after = m.fen_after;
     let squares = m.squares;
     view! {
         <li>
@@ -318,18 +310,46 @@ fn MoveRow(
                     }
                 }
             >
-                <span class="icon" aria-hidden="true">{outcome.icon()}</span>
-                <span class="san">{info.san.clone()}</span>
-                <span class="badges">
-                    {kind_badges(&info)
-                        .into_iter()
-                        .map(|(badge, why)| view! { <span class="badge" title=why>{badge}</span> })
-                        .collect_view()}
-                </span>
-                <span class="dtm">{mate}</span>
-                <span class="dtz">{result_text(&info, variant)}</span>
-                {m.unknown_because.clone().map(|why| view! { <span class="why">{why}</span> })}
+                {cells}
             </a>
         </li>
+    }
+}
+
+/// A move under the mouse, the focus or a finger: the board shows it, and
+/// its answer is asked for before the click that plays it.
+fn entering(
+    hovered: Option<HoveredMove>,
+    fen_after: Option<String>,
+    on_hover: Callback<Option<HoveredMove>>,
+    on_prefetch: Callback<String>,
+) -> impl Fn() + Clone + Send + Sync + 'static {
+    move || {
+        on_hover.run(hovered);
+        if let Some(fen) = fen_after.clone() {
+            on_prefetch.run(fen);
+        }
+    }
+}
+
+/// What a row shows: the result's icon, the move, its badges, the mate,
+/// the DTZ, and why the tables cannot say.
+fn row_cells(m: &ListedMove, outcome: Outcome, variant: Variant) -> impl IntoView + use<> {
+    let info = &m.info;
+    let mate = MoveMate::of_move(info.pos.dtm)
+        .map(MoveMate::text)
+        .unwrap_or_default();
+    view! {
+        <span class="icon" aria-hidden="true">{outcome.icon()}</span>
+        <span class="san">{info.san.clone()}</span>
+        <span class="badges">
+            {kind_badges(info)
+                .into_iter()
+                .map(|(badge, why)| view! { <span class="badge" title=why>{badge}</span> })
+                .collect_view()}
+        </span>
+        <span class="dtm">{mate}</span>
+        <span class="dtz">{result_text(info, variant)}</span>
+        {m.unknown_because.clone().map(|why| view! { <span class="why">{why}</span> })}
     }
 }

@@ -1,34 +1,20 @@
-//! "Show line": the DTZ-optimal line from the current position; "Fastest
-//! mate": the DTM-optimal one, where depth to mate is known. Either is
-//! stepped through on the board and downloadable as PGN with the start FEN.
-//!
-//! The line comes from `/standard/mainline` (or `/standard/fastest-mate`)
-//! once; stepping only changes the URL (each step is a shareable position)
-//! and walks the move history along (`hooks::history`), and the line stays
-//! on show while the board is on one of its positions.
+//! A line as the panel holds it: the API's moves (mainline or fastest mate)
+//! played out into positions once, so stepping is a lookup; its PGN; and
+//! why it ends where it does, which the API does not say.
 
-use leptos::{prelude::*, task::spawn_local};
 use shakmaty::{Color, Position, uci::UciMove};
 
-use crate::game::Game;
 use crate::{
     api::{MainlineAnswer, MateLineAnswer},
-    components::{
-        line::movetext::{Movetext, ShownMove, data_url, dtz_comment, pgn},
-        line::step_buttons::StepButtons,
-    },
-    hooks::{
-        history::{MoveHistory, Step as StepButton},
-        url_position::use_variant,
-    },
+    components::line::movetext::{dtz_comment, pgn},
+    game::{Game, end_words},
     position::to_fen,
-    source::{fetch_mainline, fetch_mate_line, position_href},
-    {game::end_words, variant::Variant},
+    variant::Variant,
 };
 
 /// Which line: the DTZ mainline (as lila-tablebase's) or the fastest mate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     Dtz,
     Mate,
 }
@@ -45,29 +31,29 @@ impl Kind {
 
 /// One fetched line: the start and the positions after each step.
 #[derive(Clone, Debug, PartialEq)]
-struct Line {
-    kind: Kind,
+pub struct Line {
+    pub kind: Kind,
     /// The rules the line is played under.
-    variant: Variant,
-    start: String,
-    steps: Vec<Step>,
+    pub variant: Variant,
+    pub start: String,
+    pub steps: Vec<Step>,
     winner: Option<String>,
     /// How the line ends, in words ("Draw by the 50-move rule after ...").
-    ending: String,
+    pub ending: String,
 }
 
 /// One move of the line and the position after it.
 #[derive(Clone, Debug, PartialEq)]
-struct Step {
-    san: String,
-    fen: String,
+pub struct Step {
+    pub san: String,
+    pub fen: String,
     /// The PGN comment: the DTZ (or DTM) after the move, in plies.
     comment: Option<String>,
 }
 
 impl Line {
     /// Where the board is in the line: 0 = start, i = after step i.
-    fn index_of(&self, fen: &str) -> Option<usize> {
+    pub fn index_of(&self, fen: &str) -> Option<usize> {
         if self.start == fen {
             return Some(0);
         }
@@ -84,7 +70,7 @@ impl Line {
 
     /// The positions the board passes going from one index to another: each
     /// one move after the one before going forward, just the target going back.
-    fn path(&self, from: usize, to: usize) -> Vec<String> {
+    pub fn path(&self, from: usize, to: usize) -> Vec<String> {
         if to <= from {
             return vec![self.fen_at(to).to_string()];
         }
@@ -96,7 +82,7 @@ impl Line {
     }
 
     /// The line as PGN, from its FEN, with each move's DTZ (or DTM) as a comment.
-    fn pgn(&self) -> String {
+    pub fn pgn(&self) -> String {
         let result = match self.winner.as_deref() {
             Some("w") => "1-0",
             Some("b") => "0-1",
@@ -112,7 +98,7 @@ impl Line {
 }
 
 /// What the API gave for one line, before its positions are built.
-struct Fetched {
+pub struct Fetched {
     kind: Kind,
     /// Each move as UCI, its SAN and its PGN comment.
     moves: Vec<(String, String, Option<String>)>,
@@ -152,7 +138,7 @@ impl From<MateLineAnswer> for Fetched {
 }
 
 /// Builds the line's positions from the API's UCI moves.
-fn build_line(start: &Game, fetched: Fetched) -> Line {
+pub fn build_line(start: &Game, fetched: Fetched) -> Line {
     let mut pos = start.clone();
     let mut steps = Vec::new();
     for (uci, san, comment) in fetched.moves {
@@ -219,188 +205,6 @@ fn side(color: Color) -> &'static str {
     match color {
         Color::White => "White",
         Color::Black => "Black",
-    }
-}
-
-#[component]
-pub fn Mainline(
-    #[prop(into)] pos: Signal<Option<Game>>,
-    /// The tab's move history, walked along as the line is stepped through.
-    history: MoveHistory,
-) -> impl IntoView {
-    let variant = use_variant();
-    let line = RwSignal::new(None::<Line>);
-    let loading = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
-    let current = Memo::new(move |_| pos.get().map(|p| to_fen(&p)));
-    let index = Memo::new(move |_| {
-        let fen = current.get()?;
-        line.with(|l| l.as_ref().and_then(|l| l.index_of(&fen)))
-    });
-    Effect::watch(
-        move || current.track(),
-        move |_, _, _| error.set(None),
-        false,
-    );
-
-    let show = move |kind: Kind| {
-        let Some(start) = pos.get_untracked() else {
-            return;
-        };
-        loading.set(true);
-        error.set(None);
-        spawn_local(async move {
-            let fen = to_fen(&start);
-            let fetched = match kind {
-                Kind::Dtz => fetch_mainline(variant.get_untracked(), fen)
-                    .await
-                    .map(Fetched::from),
-                Kind::Mate => fetch_mate_line(fen).await.map(Fetched::from),
-            };
-            match fetched {
-                Ok(fetched) => line.set(Some(build_line(&start, fetched))),
-                Err(err) => error.set(Some(err.error)),
-            }
-            loading.set(false);
-        });
-    };
-    // Walks the history along the line to `target`; `navigate` also shows it
-    // (a link navigates by itself).
-    let walk = move |target: usize, navigate: bool| {
-        let Some(from) = index.get_untracked() else {
-            return;
-        };
-        let Some(path) = line.with_untracked(|l| l.as_ref().map(|l| l.path(from, target))) else {
-            return;
-        };
-        history.follow(&path);
-        if !navigate {
-            return;
-        }
-        if let Some(fen) = path.last() {
-            history.show(fen.clone());
-        }
-    };
-    let body = move || {
-        let Some(i) = index.get() else {
-            let idle = move || !loading.get() && pos.with(|p| p.is_some());
-            // Depth to mate is known for standard chess only.
-            let mate = (variant.get() == Variant::Standard).then(|| {
-                view! {
-                    <button
-                        class="show-mate"
-                        on:click=move |_| show(Kind::Mate)
-                        disabled=move || !idle()
-                        title="The shortest mate, as depth-to-mate tables give it"
-                    >
-                        "Fastest mate"
-                    </button>
-                }
-            });
-            return view! {
-                <button class="show-line" on:click=move |_| show(Kind::Dtz) disabled=move || !idle()>
-                    {move || if loading.get() { "Loading line…" } else { "Show line" }}
-                </button>
-                {mate}
-            }
-            .into_any();
-        };
-        match line.get() {
-            Some(l) => line_view(&l, i, line, walk),
-            None => ().into_any(),
-        }
-    };
-
-    view! {
-        <section class="mainline js-only">
-            <h2>
-                {move || match line.with(|l| l.as_ref().map(|l| l.kind)) {
-                    Some(Kind::Mate) => "Fastest mate",
-                    _ => "DTZ mainline",
-                }}
-            </h2>
-            {body}
-            {move || error.get().map(|e| view! { <p class="line-error" role="alert">{e}</p> })}
-        </section>
-    }
-}
-
-/// The line on show with the board at step `i`: the buttons to step through
-/// it, the PGN, its numbered moves and how it ends; a drawn position has no
-/// line, only a sentence saying so.
-fn line_view(
-    l: &Line,
-    i: usize,
-    line: RwSignal<Option<Line>>,
-    walk: impl Fn(usize, bool) + Copy + Send + Sync + 'static,
-) -> AnyView {
-    if l.steps.is_empty() {
-        return view! {
-            <div class="line">
-                <p class="line-outcome">"Drawn: there is no winning line to follow."</p>
-                {close_button(line)}
-            </div>
-        }
-        .into_any();
-    }
-    let moves = l
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(k, s)| ShownMove {
-            san: s.san.clone(),
-            href: position_href(l.variant, &s.fen),
-            current: k + 1 == i,
-        })
-        .collect::<Vec<_>>();
-    let on_pick = Callback::new(move |k: usize| walk(k + 1, false));
-    view! {
-        <div class="line">
-            {line_nav(l, i, line, walk)}
-            <div class="line-moves">
-                <Movetext start_fen=l.start.clone() moves on_pick/>
-            </div>
-            <p class="line-outcome">{l.ending.clone()}</p>
-        </div>
-    }
-    .into_any()
-}
-
-/// Start, back, where the board is, next, end, the PGN and closing.
-fn line_nav(
-    l: &Line,
-    i: usize,
-    line: RwSignal<Option<Line>>,
-    walk: impl Fn(usize, bool) + Copy + Send + Sync + 'static,
-) -> impl IntoView {
-    let n = l.steps.len();
-    let pgn = l.pgn();
-    let href = data_url("application/x-chess-pgn", &pgn);
-    let on_step = Callback::new(move |step: StepButton| walk(step.target(i, n), true));
-    view! {
-        <div class="line-nav">
-            <StepButtons at_start={i == 0} at_end={i >= n} on_step>
-                <span class="line-pos">{format!("{i} / {n}")}</span>
-            </StepButtons>
-            <a class="pgn" href=href download="zugzwang-line.pgn" data-pgn=pgn>
-                "Download PGN"
-            </a>
-            {close_button(line)}
-        </div>
-    }
-}
-
-fn close_button(line: RwSignal<Option<Line>>) -> impl IntoView {
-    view! {
-        <button
-            type="button"
-            class="line-close"
-            on:click=move |_| line.set(None)
-            title="Hide the line"
-            aria-label="Hide the line"
-        >
-            "✕"
-        </button>
     }
 }
 
