@@ -67,6 +67,36 @@ function countApiRequests(page: Page): string[] {
   return asked;
 }
 
+/**
+ * A game of `plies` from `fen` that goes on: no capture, no mate or
+ * stalemate, no position a third time; the same moves on every run.
+ */
+function longGame(fen: string, plies: number): string[] {
+  const chess = new Chess(fen);
+  const key = () => chess.fen().split(' ').slice(0, 4).join(' ');
+  const seen = new Map<string, number>([[key(), 1]]);
+  const uci: string[] = [];
+  for (let i = 0; i < plies; i++) {
+    const quiet = chess.moves({ verbose: true }).filter((m) => !m.captured);
+    const next = quiet
+      .map((_, k) => quiet[(k + i * 7) % quiet.length])
+      .find((m) => {
+        chess.move(m);
+        const goesOn = !chess.isGameOver() && (seen.get(key()) ?? 0) < 2;
+        chess.undo();
+        return goesOn;
+      });
+    if (!next) throw new Error(`no move goes on at ply ${i}`);
+    chess.move(next);
+    seen.set(key(), (seen.get(key()) ?? 0) + 1);
+    uci.push(next.from + next.to + (next.promotion ?? ''));
+  }
+  return uci;
+}
+
+/** The player's moves the server's page judges; the browser judges the older ones. */
+const JUDGED_BY_THE_SERVER = 4;
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 test('KRvK played to mate: every best move is marked best, and the PGN parses', async ({ page, request }) => {
@@ -210,6 +240,19 @@ test('playing Black: the tablebase moves first, and resigning ends the game with
   expect(new URL(page.url()).searchParams.get('resigned')).toBe('1');
 });
 
+test('a long game: the page comes judged for the last moves, the browser judges the older ones', async ({
+  page,
+}) => {
+  const moves = longGame(KRvK, 30);
+  await openPractice(page, practiceUrl(KRvK, 'white', moves));
+  await playersTurn(page);
+  const record = page.locator('.practice-record');
+  await expect(record.locator('li')).toHaveCount(15);
+  await expect(record.locator('.mark.older')).toHaveCount(0);
+  await expect(record.locator('.mark.best, .mark.slower, .mark.mistake')).toHaveCount(15);
+  await expect(page.locator('.practice-note')).toHaveCount(0);
+});
+
 test.describe('without JavaScript', () => {
   test.use({ javaScriptEnabled: false });
 
@@ -221,5 +264,15 @@ test.describe('without JavaScript', () => {
     await expect(page.locator('.practice-status')).toContainText('Black replied');
     await expect(page.locator('.practice-moves a.practice-move').first()).toBeVisible();
     await expect(page.locator('.practice-record li')).toHaveCount(1);
+  });
+
+  test('a long game: the older moves are "not judged here", and a note says why', async ({ page }) => {
+    await page.goto(practiceUrl(KRvK, 'white', longGame(KRvK, 30)));
+    const record = page.locator('.practice-record');
+    await expect(record.locator('li')).toHaveCount(15);
+    await expect(record.locator('.mark.older')).toHaveCount(15 - JUDGED_BY_THE_SERVER);
+    await expect(record.locator('.mark.older').first()).toContainText('not judged here');
+    await expect(record.locator('.mark.best, .mark.slower, .mark.mistake')).toHaveCount(JUDGED_BY_THE_SERVER);
+    await expect(page.locator('.practice-note')).toContainText('Without JavaScript');
   });
 });

@@ -1,6 +1,9 @@
 //! The practice game replayed from its URL: every position, every move in
 //! SAN, and how (and whether) the game has ended. A URL whose moves stop
-//! being legal, or go on after the end, is played up to there and says so.
+//! being legal, or go on after the end, is played up to there and says so;
+//! so is one longer than [`MAX_PLIES`], the most a page replays.
+
+use std::collections::HashMap;
 
 use shakmaty::{Color, KnownOutcome, Outcome, Position, Square, uci::UciMove};
 
@@ -13,6 +16,12 @@ use crate::{
     practice::setup::Setup,
     text::capitalized,
 };
+
+/// The most plies a practice game holds: every page of a game replays it
+/// from its URL, so a link's cost stays bounded however long it is. Longer
+/// than any game the tablebase's play leads to (a 7-piece mate takes at
+/// most 549 plies), far shorter than what the rules allow (thousands).
+pub const MAX_PLIES: usize = 1_000;
 
 /// One ply of the game.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,6 +52,8 @@ pub enum End {
     Resigned {
         winner: Color,
     },
+    /// [`MAX_PLIES`] played: the page goes no further (not a result).
+    TooLong,
 }
 
 impl End {
@@ -58,6 +69,10 @@ impl End {
             End::Resigned { winner } => {
                 format!("{} resigned: {} wins", name(winner.other()), name(*winner))
             }
+            End::TooLong => format!(
+                "Stopped after {} plies, the longest game this page plays",
+                thousands(MAX_PLIES)
+            ),
         }
     }
 
@@ -69,18 +84,19 @@ impl End {
         }
     }
 
-    /// The PGN result.
+    /// The PGN result ("*" for a game stopped unfinished).
     pub fn result(&self) -> &'static str {
-        match self.winner() {
-            Some(Color::White) => "1-0",
-            Some(Color::Black) => "0-1",
-            None => "1/2-1/2",
+        match (self, self.winner()) {
+            (End::TooLong, _) => "*",
+            (_, Some(Color::White)) => "1-0",
+            (_, Some(Color::Black)) => "0-1",
+            (_, None) => "1/2-1/2",
         }
     }
 }
 
 /// The game as played so far.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct PracticeGame {
     pub setup: Setup,
     /// The start, then the position after each ply.
@@ -90,9 +106,20 @@ pub struct PracticeGame {
     pub dropped: Option<String>,
     /// How the game ended, worked out once: the page asks on every redraw.
     end: Option<End>,
-    /// Each position's FEN without its clocks, for repetitions: written
-    /// once per ply, not once per question.
-    keys: Vec<String>,
+    /// How often each position (its FEN without the clocks) has stood on
+    /// the board: one lookup per ply, not a scan of the game.
+    seen: HashMap<String, usize>,
+    /// How often the current position has.
+    repeated: usize,
+}
+
+impl PartialEq for PracticeGame {
+    /// Games compare by their setup (the moves played) and what came of it:
+    /// the positions follow from those, and comparing them would build
+    /// every position's FEN on each change the page checks.
+    fn eq(&self, other: &PracticeGame) -> bool {
+        self.setup == other.setup && self.dropped == other.dropped && self.end == other.end
+    }
 }
 
 impl PracticeGame {
@@ -106,15 +133,23 @@ impl PracticeGame {
             plies: Vec::new(),
             dropped: None,
             end: None,
-            keys: Vec::new(),
+            seen: HashMap::new(),
+            repeated: 0,
         };
-        game.keys.push(repetition_key(game.current()));
+        game.count_repetition(repetition_key(game.current()));
         for (i, uci) in setup.moves.iter().enumerate() {
             if let Some(end) = game.end_of_play() {
-                game.dropped = Some(format!(
-                    "The link's moves go on after the end ({}); they are left out.",
-                    end.words()
-                ));
+                game.dropped = Some(match end {
+                    End::TooLong => format!(
+                        "The link holds {} plies; the page plays at most {}, so the game stops there.",
+                        thousands(setup.moves.len()),
+                        thousands(MAX_PLIES)
+                    ),
+                    end => format!(
+                        "The link's moves go on after the end ({}); they are left out.",
+                        end.words()
+                    ),
+                });
                 break;
             }
             if let Err(why) = game.push(uci) {
@@ -135,6 +170,19 @@ impl PracticeGame {
         Ok(game)
     }
 
+    /// The game with the tablebase's reply played on (the URL's next
+    /// game), without replaying the moves before it; the game as it is if
+    /// the move cannot be played.
+    pub fn with_reply(&self, uci: &str) -> PracticeGame {
+        let mut next = self.clone();
+        if self.end.is_some() || next.push(uci).is_err() {
+            return next;
+        }
+        next.setup.moves.push(uci.to_string());
+        next.end = next.end_of_play();
+        next
+    }
+
     /// Plays one UCI move, if legal.
     fn push(&mut self, uci: &str) -> Result<(), &'static str> {
         let pos = self.current();
@@ -149,9 +197,17 @@ impl PracticeGame {
             san: info.san,
             squares: move_squares(&m),
         });
-        self.keys.push(repetition_key(&after));
+        self.count_repetition(repetition_key(&after));
         self.positions.push(after);
         Ok(())
+    }
+
+    /// Counts one more time the position `key` stood on the board, which
+    /// is now the current one.
+    fn count_repetition(&mut self, key: String) {
+        let count = self.seen.entry(key).or_default();
+        *count += 1;
+        self.repeated = *count;
     }
 
     /// The position on the board.
@@ -214,19 +270,15 @@ impl PracticeGame {
         if pos.halfmoves() >= 100 {
             return Some(End::FiftyMoves);
         }
-        if self.repetitions() >= 3 {
+        // How often the current position has stood on the board (pieces,
+        // side to move, castling and en passant: the FEN without its clocks).
+        if self.repeated >= 3 {
             return Some(End::Repetition);
         }
+        if self.plies.len() >= MAX_PLIES {
+            return Some(End::TooLong);
+        }
         None
-    }
-
-    /// How often the current position has stood on the board (pieces,
-    /// side to move, castling and en passant: the FEN without its clocks).
-    fn repetitions(&self) -> usize {
-        let Some(now) = self.keys.last() else {
-            return 0;
-        };
-        self.keys.iter().filter(|k| *k == now).count()
     }
 
     /// The game with one more move.
@@ -258,6 +310,19 @@ fn repetition_key(pos: &Game) -> String {
 
 fn name(color: Color) -> String {
     capitalized(color_name(color))
+}
+
+/// A count as the page writes it: "5,009".
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -333,6 +398,36 @@ mod tests {
         assert_eq!(
             resigned.end().map(|e| e.words()).as_deref(),
             Some("White resigned: Black wins")
+        );
+    }
+
+    #[test]
+    fn a_game_stops_at_the_most_plies_a_page_plays() {
+        assert_eq!(thousands(5_009), "5,009");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(thousands(649), "649");
+        assert_eq!(End::TooLong.result(), "*");
+        assert_eq!(End::TooLong.winner(), None);
+        assert!(End::TooLong.words().contains("1,000 plies"));
+    }
+
+    #[test]
+    fn a_reply_played_on_is_the_game_replayed_with_it() {
+        let g = game("4k3/8/8/8/8/8/8/4K2R w - - 0 1", Color::White, &["h1h7"]);
+        let on = g.with_reply("e8d8");
+        assert_eq!(
+            on,
+            PracticeGame::replay(&g.with_move("e8d8".into())).expect("legal")
+        );
+        assert_eq!(on.fen(), "3k4/7R/8/8/8/8/8/4K3 w - - 2 2");
+        assert_eq!(on.plies.len(), 2);
+        assert_eq!(g.with_reply("e8e9"), g);
+        let mated = game("k7/8/1K6/8/8/8/8/6R1 w - - 0 1", Color::White, &[]).with_reply("g1g8");
+        assert_eq!(
+            mated.end(),
+            Some(End::Checkmate {
+                winner: Color::White
+            })
         );
     }
 }

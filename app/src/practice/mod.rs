@@ -2,12 +2,14 @@
 //! and the tests share, without any of the page's markup: the game as its
 //! URL holds it (`setup`), the game replayed from it and how it ends
 //! (`game`), the tablebase's reply (`defence`), the marks of the player's
-//! moves (`judge`), and the review that puts them together from the
-//! answers the API already gives (`review`).
+//! moves (`judge`), the review that puts them together from the
+//! answers the API already gives (`review`: the last few moves, on the
+//! server too), and the older moves judged in the browser (`earlier`).
 //!
 //! The page is `components::practice`, a part of its own (`components::practice_route`).
 
 pub mod defence;
+pub mod earlier;
 pub mod game;
 pub mod judge;
 pub mod review;

@@ -1,8 +1,13 @@
-//! The review of a practice game: every player move marked, and the
+//! The review of a practice game: the player's last moves marked, and the
 //! tablebase's reply when it is its turn, from the answers the API already
 //! gives (the page's answer cache serves those it has seen). The server
 //! renders the page from the same review, so a reload, a shared link and
 //! the page without JavaScript all show the same game.
+//!
+//! A review judges the last [`JUDGED_MOVES`] moves of the player only, so
+//! a page costs a handful of answers however long its game is; the browser
+//! judges the older ones afterwards, one answer at a time
+//! (`practice::earlier`).
 
 use leptos::prelude::Resource;
 use serde::{Deserialize, Serialize};
@@ -11,15 +16,21 @@ use shakmaty::{Position, uci::UciMove};
 use crate::{
     api::TablebaseAnswer,
     hooks::answers::Answers,
-    json::{FromJson, Json, JsonError, list_field, optional_field},
+    json::{FromJson, Json, JsonError, int_field, list_field, optional_field},
     position::to_fen,
     practice::{
         defence::{chances_to_go_wrong, drawing_choices, reply},
+        earlier::{EarlierMarks, common_prefix},
         game::PracticeGame,
         judge::{Judgement, judge},
         setup::Setup,
     },
 };
+
+/// How many of the player's last moves a review judges (8 plies of the
+/// game): a page of a 600-ply game asks for as many answers as one of a
+/// 10-ply game.
+pub const JUDGED_MOVES: usize = 4;
 
 /// The review of the URL's game, or why there is none; it travels in the
 /// page read by `crate::json`, as the explorer's answers do.
@@ -30,8 +41,11 @@ pub type ReviewResource = Resource<Result<Review, String>, crate::json::PageCode
 pub struct Review {
     /// The moves reviewed: a review belongs to this game only.
     pub moves: Vec<String>,
-    /// The player's moves in order, marked; `None` where the tables do
-    /// not know the result.
+    /// How many of the player's moves come before those judged here (the
+    /// older ones are left to the browser).
+    pub judged_from: usize,
+    /// The player's moves from `judged_from` on, in order, marked; `None`
+    /// where the tables do not know the result.
     pub judged: Vec<Option<Judgement>>,
     /// The tablebase's reply (UCI) when it is its turn.
     pub reply: Option<String>,
@@ -43,6 +57,7 @@ impl FromJson for Review {
     fn from_json<J: Json>(value: &J) -> Result<Self, JsonError> {
         Ok(Review {
             moves: list_field(value, "moves")?,
+            judged_from: int_field(value, "judged_from")?,
             judged: list_field(value, "judged")?,
             reply: optional_field(value, "reply")?,
             start: optional_field(value, "start")?,
@@ -56,6 +71,9 @@ pub enum Marked {
     Judged(Judgement),
     /// The tables do not know its result (a table not installed).
     Unknown,
+    /// An older move the review left out, not (or not yet) judged in the
+    /// browser: the page without JavaScript leaves it so.
+    NotJudgedHere,
     /// Not reviewed yet: the review is of another game.
     Pending,
 }
@@ -70,39 +88,64 @@ impl Marked {
 }
 
 impl Review {
-    /// The marks of a game's player moves that this review knows: those
-    /// of the moves the two games share (a review of the game before the
-    /// last move, or after a takeback, still marks the moves before).
-    pub fn marks_for(&self, game: &PracticeGame) -> Vec<Marked> {
-        let common = self
-            .moves
-            .iter()
-            .zip(&game.setup.moves)
-            .take_while(|(a, b)| a == b)
-            .count();
+    /// The marks of a game's player moves that this review and the marks
+    /// the browser added (`earlier`) know: those of the moves the games
+    /// share (a review of the game before the last move, or after a
+    /// takeback, still marks the moves before).
+    pub fn marks_for(&self, game: &PracticeGame, earlier: &EarlierMarks) -> Vec<Marked> {
+        let common = common_prefix(&self.moves, &game.setup.moves);
+        let earlier_common = earlier.common(&game.setup.moves);
         // Up to `common` the two games are one: the same player plies,
         // counted alike.
         game.player_plies()
             .into_iter()
             .enumerate()
             .map(|(j, ply)| {
-                if ply >= common {
-                    return Marked::Pending;
-                }
-                match self.judged.get(j).cloned().flatten() {
-                    Some(judged) => Marked::Judged(judged),
+                let known = |judged: Option<&Judgement>| match judged {
+                    Some(judged) => Marked::Judged(judged.clone()),
                     None => Marked::Unknown,
+                };
+                if ply < common && j >= self.judged_from {
+                    return known(
+                        self.judged
+                            .get(j - self.judged_from)
+                            .and_then(Option::as_ref),
+                    );
+                }
+                if ply < earlier_common
+                    && let Some(judged) = earlier.get(ply)
+                {
+                    return known(judged);
+                }
+                if ply < common {
+                    Marked::NotJudgedHere
+                } else {
+                    Marked::Pending
                 }
             })
             .collect()
     }
+
+    /// The plies of the player's older moves this review left out.
+    pub fn left_out(&self, game: &PracticeGame) -> Vec<usize> {
+        let common = common_prefix(&self.moves, &game.setup.moves);
+        game.player_plies()
+            .into_iter()
+            .take(self.judged_from)
+            .take_while(|&ply| ply < common)
+            .collect()
+    }
 }
 
-/// Reviews the game a setup holds; `Err` is why an answer did not come.
+/// Reviews the game a setup holds: its player's last [`JUDGED_MOVES`]
+/// moves, the start's answer before a side is chosen, the reply on the
+/// tablebase's turn; `Err` is why an answer did not come.
 pub async fn review(answers: Answers, setup: Setup) -> Result<Review, String> {
     let game = PracticeGame::replay(&setup)?;
+    let plies = game.player_plies();
+    let judged_from = plies.len().saturating_sub(JUDGED_MOVES);
     let mut judged = Vec::new();
-    for ply in game.player_plies() {
+    for &ply in &plies[judged_from..] {
         let (fen, uci) = (to_fen(&game.positions[ply]), &game.plies[ply].uci);
         let (_, answer) = answers.answer(fen).await?;
         judged.push(judge(&answer, uci));
@@ -120,6 +163,7 @@ pub async fn review(answers: Answers, setup: Setup) -> Result<Review, String> {
     };
     Ok(Review {
         moves: game.setup.moves,
+        judged_from,
         judged,
         reply,
         start,
@@ -200,6 +244,7 @@ mod tests {
         let moves = |m: &[&str]| m.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let review = Review {
             moves: moves(&["h1h7", "e8d8", "e1d2", "d8c8"]),
+            judged_from: 0,
             judged: vec![Some(marked("Rh7")), None],
             reply: None,
             start: None,
@@ -209,15 +254,46 @@ mod tests {
             &setup.with_moves(moves(&["h1h7", "e8d8", "e1d2", "d8c8", "d2d3"])),
         )
         .expect("legal");
-        let marks = review.marks_for(&longer);
+        let marks = review.marks_for(&longer, &EarlierMarks::default());
         assert_eq!(marks[0].judgement().map(|j| j.san.as_str()), Some("Rh7"));
         assert_eq!(marks[1], Marked::Unknown);
         assert_eq!(marks[2], Marked::Pending);
         // Another second move: only the first is this review's.
         let other = PracticeGame::replay(&setup.with_moves(moves(&["h1h7", "e8d8", "e1e2"])))
             .expect("legal");
-        let marks = review.marks_for(&other);
+        let marks = review.marks_for(&other, &EarlierMarks::default());
         assert!(marks[0].judgement().is_some());
         assert_eq!(marks[1], Marked::Pending);
+    }
+
+    #[test]
+    fn older_moves_are_left_to_the_browser() {
+        let setup =
+            Setup::new(Variant::Standard, "4k3/8/8/8/8/8/8/4K2R w - - 0 1").playing(Color::White);
+        // Six moves of each side, no position three times.
+        let plies = [
+            "h1h2", "e8d8", "h2h3", "d8c8", "h3h4", "c8b8", "h4h5", "b8a8", "h5h6", "a8b8", "h6h7",
+            "b8c8",
+        ];
+        let moves: Vec<String> = plies.iter().map(|s| s.to_string()).collect();
+        let game = PracticeGame::replay(&setup.with_moves(moves.clone())).expect("legal");
+        assert_eq!(game.player_plies().len(), 6);
+        let review = Review {
+            moves: moves.clone(),
+            judged_from: 6 - JUDGED_MOVES,
+            judged: (0..JUDGED_MOVES).map(|_| Some(marked("R"))).collect(),
+            reply: None,
+            start: None,
+        };
+        assert_eq!(review.left_out(&game), vec![0, 2]);
+        let mut earlier = EarlierMarks::default();
+        let marks = review.marks_for(&game, &earlier);
+        assert_eq!(marks[..2], [Marked::NotJudgedHere, Marked::NotJudgedHere]);
+        assert!(marks[2..].iter().all(|m| m.judgement().is_some()));
+        // The browser judges the second; the first stays as it was.
+        earlier.add(&moves, vec![(2, Some(marked("Rh3")))]);
+        let marks = review.marks_for(&game, &earlier);
+        assert_eq!(marks[0], Marked::NotJudgedHere);
+        assert_eq!(marks[1].judgement().map(|j| j.san.as_str()), Some("Rh3"));
     }
 }

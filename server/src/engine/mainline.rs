@@ -4,6 +4,7 @@ use app::api::{MainlineAnswer, MainlineStep};
 use shakmaty::{CastlingMode, Position, san::SanPlus, variant::VariantPosition};
 
 use super::{EngineError, Tables};
+use crate::store::context;
 
 /// A line longer than this is a bug in the tables or in us; stop rather than spin.
 const MAX_STEPS: usize = 2_000;
@@ -12,9 +13,12 @@ const MAX_STEPS: usize = 2_000;
 /// end) or a 50-move draw can be claimed; empty for a drawn position.
 pub fn mainline(tables: &Tables, mut pos: VariantPosition) -> Result<MainlineAnswer, EngineError> {
     let dtz = tables.require_dtz(&pos)?;
+    context::count_probes(1);
     let mut steps = Vec::new();
     if !dtz.is_zero() {
         while pos.halfmoves() < 100 && steps.len() < MAX_STEPS {
+            // The best move is found by probing the position after each move.
+            context::count_probes(pos.legal_moves().len());
             let Some((m, after)) = tables.best_move(&pos)? else {
                 break;
             };

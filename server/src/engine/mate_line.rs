@@ -9,7 +9,7 @@ use shakmaty::{
 };
 
 use super::{EngineError, Tables};
-use crate::dtm::Dtm;
+use crate::{dtm::Dtm, store::context};
 
 /// Longer than any 6-piece mate (549 plies); a longer line is a bug in the
 /// tables or in us: stop rather than spin.
@@ -56,6 +56,7 @@ pub fn mate_line(tables: &Tables, pos: VariantPosition) -> Result<MateLineAnswer
 
 /// The position's value, which a fastest-mate line needs.
 fn value(tables: &Tables, pos: &Chess) -> Result<Dtm, EngineError> {
+    context::count_probes(1);
     tables
         .dtm_value(&VariantPosition::Chess(pos.clone()))?
         .ok_or_else(|| {

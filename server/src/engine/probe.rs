@@ -18,6 +18,7 @@ use super::{
     probe_memo::{Key, ProbeMemo},
     probed::Probed,
 };
+use crate::store::context;
 
 /// Probes one position; positions outside the loaded tables are `dtz: None`
 /// (the API answers "unknown") and `dtm: None`, unreadable Syzygy tables
@@ -227,6 +228,9 @@ async fn probe_all(
         .zip(&keys)
         .map(|(pos, key)| memo.get(*key, pos.halfmoves()))
         .collect();
+    if let Some(reads) = context::current_request() {
+        reads.count_probes(answers.iter().filter(|a| a.is_none()).count());
+    }
     let mut waiting = Vec::new();
     // The first that needs a table not open yet.
     let mut opener = None;

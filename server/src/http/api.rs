@@ -92,7 +92,7 @@ pub async fn fastest_mate(
 /// with the number of table reads it took.
 async fn respond<T, F>(
     state: &AppState,
-    route: &str,
+    route: &'static str,
     pos: VariantPosition,
     headers: &HeaderMap,
     answer: impl FnOnce(VariantPosition) -> F,
@@ -106,7 +106,7 @@ where
         return Ok(validator.not_modified());
     }
     let unchecked = state.engine.unchecked_tables().touched_by(&pos);
-    let (answer, reads) = metrics::counting_reads(answer(pos)).await;
+    let (answer, reads) = metrics::counting_reads(&state.requests, route, answer(pos)).await;
     let mut response = negotiate(headers, answer?.as_ref());
     response.headers_mut().insert(metrics::PROBE_READS, reads);
     if unchecked {

@@ -10,7 +10,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::AppState;
+use super::{AppState, request_metrics::RequestMetrics};
 use crate::{
     engine::{CacheStats, MemoStats},
     exposition::{Exposition, Kind},
@@ -284,8 +284,27 @@ pub fn probe_reads_header(reads: &RequestReads) -> HeaderValue {
 pub const PROBE_READS: axum::http::HeaderName =
     axum::http::HeaderName::from_static("x-probe-reads");
 
-/// Runs an engine call counting the table reads it makes, wherever they run.
-pub async fn counting_reads<T>(work: impl Future<Output = T>) -> (T, HeaderValue) {
+/// Runs an engine call for a request of `route` counting the table reads
+/// it makes, wherever they run (the `X-Probe-Reads` value), and the
+/// positions it probes (`zugzwang_http_probes_total`).
+pub async fn counting_reads<T>(
+    requests: &RequestMetrics,
+    route: &'static str,
+    work: impl Future<Output = T>,
+) -> (T, HeaderValue) {
     let (result, reads) = crate::store::context::counting(work).await;
+    requests.record_probes(route, reads.probes());
     (result, probe_reads_header(&reads))
+}
+
+/// Runs an engine call for a request of `route` counting the positions it
+/// probes (a page's answers, which send no `X-Probe-Reads`).
+pub async fn counting_probes<T>(
+    requests: &RequestMetrics,
+    route: &'static str,
+    work: impl Future<Output = T>,
+) -> T {
+    let (result, reads) = crate::store::context::counting(work).await;
+    requests.record_probes(route, reads.probes());
+    result
 }

@@ -7,6 +7,7 @@ pub mod deadline;
 pub mod error;
 pub mod metrics;
 pub mod page;
+pub mod page_budget;
 pub mod request_metrics;
 pub mod security_headers;
 pub mod table_set;

@@ -8,11 +8,21 @@ use app::{
     source::{InstalledByVariant, ProbeSource},
     variant::{Variant, parse_variant_fen},
 };
-use axum::{Router, http::Uri, response::Redirect, routing::get};
-use leptos::prelude::{LeptosOptions, provide_context};
+use axum::{
+    Router,
+    http::{HeaderValue, StatusCode, Uri, header::RETRY_AFTER, request::Parts},
+    response::Redirect,
+    routing::get,
+};
+use leptos::prelude::{LeptosOptions, provide_context, use_context};
 
 use super::{AppState, security_headers, tables::with_damaged};
-use crate::engine::Engine;
+use super::{
+    metrics,
+    page_budget::PageBudget,
+    request_metrics::{OTHER_ROUTE, RequestMetrics},
+};
+use crate::engine::{Engine, EngineError};
 
 /// The page routes plus static files (the WASM bundle, CSS, images; the
 /// bundle's hashed files kept a year, `bundle_cache`, and sent compressed
@@ -26,7 +36,7 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
     // they would be dropped. Set the tokio one; a second call is a harmless
     // no-op.
     let _ = any_spawner::Executor::init_tokio();
-    let source = probe_source(Arc::clone(&state.engine));
+    let source = probe_source(Arc::clone(&state.engine), Arc::clone(&state.requests));
     let options = state.leptos_options.clone();
     let style = page_style(&options);
     let fallback_style = style.clone();
@@ -49,7 +59,13 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
     );
     Router::new()
         .route("/", get(render.clone()))
-        .route(app::components::practice_route::PATH, get(render))
+        .route(
+            app::components::practice_route::PATH,
+            get(render).layer(axum::middleware::from_fn_with_state(
+                Arc::new(PageBudget::for_this_machine()),
+                super::page_budget::layer,
+            )),
+        )
         .route(PRACTICE_WITH_SLASH, get(practice_without_slash))
         .fallback(leptos_axum::file_and_error_handler_with_context::<
             AppState,
@@ -105,23 +121,43 @@ fn css_hash(hashes: &str) -> Option<&str> {
     })
 }
 
-/// Lets server-side rendering ask the engine directly instead of over HTTP.
-fn probe_source(engine: Arc<Engine>) -> ProbeSource {
+/// Lets server-side rendering ask the engine directly instead of over HTTP,
+/// through the same admission as the API (`--max-pending`): a page whose
+/// answer the engine sheds is a 503 with `Retry-After`, as the API's would
+/// be. The positions probed count for the page's route on `/metrics`.
+fn probe_source(engine: Arc<Engine>, requests: Arc<RequestMetrics>) -> ProbeSource {
     ProbeSource(Arc::new(move |variant, fen: String| {
         let engine = Arc::clone(&engine);
+        let requests = Arc::clone(&requests);
+        // The request being rendered: asked now, while its context is at hand.
+        let route =
+            use_context::<Parts>().map_or(OTHER_ROUTE, |parts| page_route(parts.uri.path()));
+        let response = use_context::<leptos_axum::ResponseOptions>();
         Box::pin(async move {
             let pos = parse_variant_fen(variant, &fen).map_err(|err| ApiError {
                 error: err.to_string(),
             })?;
-            engine
-                .probe(pos)
-                .await
-                .map(|answer| answer.as_ref().clone())
-                .map_err(|err| ApiError {
+            let answer = metrics::counting_probes(&requests, route, engine.probe(pos)).await;
+            answer.map(|answer| answer.as_ref().clone()).map_err(|err| {
+                if let (EngineError::Overloaded(_), Some(response)) = (&err, &response) {
+                    response.set_status(StatusCode::SERVICE_UNAVAILABLE);
+                    response.insert_header(RETRY_AFTER, HeaderValue::from_static("1"));
+                }
+                ApiError {
                     error: err.to_string(),
-                })
+                }
+            })
         })
     }))
+}
+
+/// The route label of a page's path, as the router's templates name them.
+fn page_route(path: &str) -> &'static str {
+    match path {
+        "/" => "/",
+        app::components::practice_route::PATH => app::components::practice_route::PATH,
+        _ => OTHER_ROUTE,
+    }
 }
 
 #[cfg(test)]

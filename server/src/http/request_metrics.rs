@@ -1,4 +1,5 @@
-//! Requests by route and status, and how long they took to answer.
+//! Requests by route and status, how long they took to answer, and the
+//! positions probed for them.
 //!
 //! The route is the template the request matched (`/standard`, `/metrics`,
 //! the page `/`), never the path sent: paths are chosen by clients, and a
@@ -41,6 +42,7 @@ const BUCKETS: [f64; 14] = [
 const REQUESTS: &str = "zugzwang_http_requests_total";
 const DURATION: &str = "zugzwang_http_request_duration_seconds";
 const PAST_DEADLINE: &str = "zugzwang_http_requests_past_deadline_total";
+const PROBES: &str = "zugzwang_http_probes_total";
 
 /// Counts of answered requests, shared by the layer that records them and
 /// the `/metrics` handler that shows them.
@@ -48,6 +50,9 @@ const PAST_DEADLINE: &str = "zugzwang_http_requests_past_deadline_total";
 pub struct RequestMetrics {
     routes: Mutex<BTreeMap<String, RouteStats>>,
     past_deadline: AtomicU64,
+    /// Positions probed in the tables, by route: what each kind of request
+    /// costs the tables, whichever layer answers it.
+    probes: Mutex<BTreeMap<&'static str, u64>>,
 }
 
 #[derive(Debug, Default)]
@@ -114,6 +119,19 @@ impl RequestMetrics {
         self.past_deadline.load(Relaxed)
     }
 
+    /// Counts `positions` probed for a request of `route` (a route
+    /// template, as the other figures are labelled).
+    pub fn record_probes(&self, route: &'static str, positions: u64) {
+        if positions > 0 {
+            *lock(&self.probes).entry(route).or_default() += positions;
+        }
+    }
+
+    /// Positions probed for requests of `route` since start.
+    pub fn probes(&self, route: &str) -> u64 {
+        lock(&self.probes).get(route).copied().unwrap_or(0)
+    }
+
     pub fn render(&self, out: &mut Exposition) {
         let routes = lock(&self.routes);
         out.family(
@@ -141,6 +159,14 @@ impl RequestMetrics {
             "Requests answered 504 because they were not done within --request-timeout.",
             self.past_deadline(),
         );
+        out.family(
+            PROBES,
+            "Positions probed in the tables (the probe memo's and the response cache's answers not counted) for requests, by matched route: the API's answers and lines, and the pages' answers.",
+            Kind::Counter,
+        );
+        for (route, probes) in lock(&self.probes).iter() {
+            out.sample(PROBES, &[("route", route)], probes);
+        }
     }
 }
 
@@ -214,6 +240,18 @@ mod tests {
         assert!(text.contains(&format!("{} 1\n", bucket("10"))));
         assert!(text.contains(&format!("{} 2\n", bucket("+Inf"))));
         assert!(text.contains("zugzwang_http_request_duration_seconds_count{route=\"/\"} 2\n"));
+    }
+
+    #[test]
+    fn probes_by_route() {
+        let metrics = RequestMetrics::default();
+        metrics.record_probes("/practice", 40);
+        metrics.record_probes("/practice", 2);
+        metrics.record_probes("/standard", 0);
+        let text = rendered(&metrics);
+        assert!(text.contains("zugzwang_http_probes_total{route=\"/practice\"} 42\n"));
+        assert!(!text.contains("route=\"/standard\"}"));
+        assert_eq!(metrics.probes("/practice"), 42);
     }
 
     #[test]

@@ -70,7 +70,8 @@ pub enum Inline<T> {
     WouldWait,
 }
 
-/// A request's reads by tier, filled from whichever threads probe for it.
+/// A request's reads by tier, filled from whichever threads probe for it,
+/// and the positions the engine probed for it.
 #[derive(Debug)]
 pub struct RequestReads {
     /// Requests are numbered in the order they start, so a read trace
@@ -80,6 +81,9 @@ pub struct RequestReads {
     fast: AtomicU64,
     slow: AtomicU64,
     cached: AtomicU64,
+    /// Positions probed in the tables (counted by the engine, which knows
+    /// what a position is; `/metrics` shows them by route).
+    probes: AtomicU64,
 }
 
 /// Reads of one request or one thread, by tier.
@@ -100,6 +104,7 @@ impl Default for RequestReads {
             fast: AtomicU64::new(0),
             slow: AtomicU64::new(0),
             cached: AtomicU64::new(0),
+            probes: AtomicU64::new(0),
         }
     }
 }
@@ -115,6 +120,16 @@ impl RequestReads {
             slow: self.slow.load(Relaxed),
             cached: self.cached.load(Relaxed),
         }
+    }
+
+    /// Positions probed for this request so far.
+    pub fn probes(&self) -> u64 {
+        self.probes.load(Relaxed)
+    }
+
+    /// Counts `positions` probed for this request.
+    pub fn count_probes(&self, positions: usize) {
+        self.probes.fetch_add(positions as u64, Relaxed);
     }
 
     fn count(&self, tier: Tier) {
@@ -202,6 +217,16 @@ pub fn with_request<T>(reads: Option<Arc<RequestReads>>, work: impl FnOnce() -> 
     let result = work();
     CONTEXT.with(|c| c.borrow_mut().request = previous);
     result
+}
+
+/// Counts `positions` probed for the request this thread serves, if any
+/// (work on the blocking pool, inside [`with_request`]).
+pub fn count_probes(positions: usize) {
+    CONTEXT.with(|c| {
+        if let Some(reads) = &c.borrow().request {
+            reads.count_probes(positions);
+        }
+    });
 }
 
 /// Runs `work` with every read on this thread refusing to wait for a disk:

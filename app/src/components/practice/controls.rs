@@ -14,12 +14,16 @@ use crate::{
 #[component]
 pub fn Controls(shown: Shown) -> impl IntoView {
     move || {
-        let game = shown.get().ok()?;
-        let playing = game.end().is_none();
-        let takeback = game.takeback().map(|s| s.href());
-        let resign = playing.then(|| game.setup.resigning().href());
-        let explorer = position_href(game.setup.variant, &to_fen(game.current()));
-        let moves = (playing && game.players_turn()).then(|| move_links(&game));
+        let (takeback, resign, explorer, moves) = shown.with(|game| {
+            let game = game.as_ref().ok()?;
+            let playing = game.end().is_none();
+            Some((
+                game.takeback().map(|s| s.href()),
+                playing.then(|| game.setup.resigning().href()),
+                position_href(game.setup.variant, &to_fen(game.current())),
+                (playing && game.players_turn()).then(|| move_links(game)),
+            ))
+        })?;
         Some(view! {
             <div class="practice-controls">
                 {takeback.map(|href| view! {

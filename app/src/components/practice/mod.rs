@@ -25,8 +25,9 @@ use crate::{
     hooks::answers::Answers,
     material,
     practice::{
+        earlier::{LeftOut, use_earlier_marks},
         game::PracticeGame,
-        review::{Review, ReviewResource, review},
+        review::{Marked, Review, ReviewResource, review},
         setup::Setup,
     },
     variant::Variant,
@@ -43,6 +44,10 @@ use summary::Summary;
 /// The game on show: the URL's, with the tablebase's reply once it is
 /// known (the URL gets it too, a moment later).
 pub type Shown = Memo<Result<PracticeGame, String>>;
+
+/// The marks of the shown game's player moves: the review's, and the older
+/// ones the browser judged since (`practice::earlier`).
+pub type Marks = Memo<Vec<Marked>>;
 
 #[component]
 pub fn Practice() -> impl IntoView {
@@ -63,7 +68,7 @@ pub fn Practice() -> impl IntoView {
     view! {
         // From the URL's game: the review is read inside the Transition
         // only, which the server waits for before it writes the page.
-        <Title text=move || title(variant.get(), played.get().ok())/>
+        <Title text=move || played.with(|g| title(variant.get(), g.as_ref().ok()))/>
         <div class="explorer practice" data-hydrated=move || hydrated.get().to_string()>
             <Transition fallback=|| view! { <p class="practice-loading">"Loading the game…"</p> }>
                 <PracticeBody played reviewed answers/>
@@ -90,19 +95,26 @@ fn PracticeBody(
     reviewed: ReviewResource,
     answers: Answers,
 ) -> impl IntoView {
+    // The game is cloned, not replayed, to add the reply: a long game's
+    // page would otherwise replay it twice.
     let shown: Shown = Memo::new(move |_| {
-        let game = played.get()?;
-        match reply_of(&game, reviewed.get()) {
-            Some(uci) => PracticeGame::replay(&game.with_move(uci)),
-            None => Ok(game),
-        }
+        reviewed.with(|review| {
+            played.with(|game| {
+                let game = game.as_ref().map_err(Clone::clone)?;
+                Ok(match reply_of(game, review.as_ref()) {
+                    Some(uci) => game.with_reply(&uci),
+                    None => game.clone(),
+                })
+            })
+        })
     });
     // The reply goes into the URL, in place of the address without it:
     // back then goes to before the player's move, as a takeback does.
     let navigate = use_navigate();
     Effect::new(move |_| {
-        let Some(uci) = played.with(|g| g.as_ref().ok().and_then(|g| reply_of(g, reviewed.get())))
-        else {
+        let Some(uci) = reviewed.with(|review| {
+            played.with(|g| g.as_ref().ok().and_then(|g| reply_of(g, review.as_ref())))
+        }) else {
             return;
         };
         let Some(href) =
@@ -118,10 +130,35 @@ fn PracticeBody(
             },
         );
     });
-    let phase = Memo::new(move |_| match shown.get() {
-        Err(why) => Phase::Unplayable(why),
-        Ok(game) if game.setup.side.is_none() => Phase::Choosing,
-        Ok(_) => Phase::Playing,
+    let left_out: LeftOut = Memo::new(move |_| {
+        reviewed.with(|review| {
+            let Some(Ok(review)) = review else {
+                return None;
+            };
+            played.with(|game| {
+                let game = game.as_ref().ok()?;
+                Some((game.clone(), review.left_out(game)))
+            })
+        })
+    });
+    let earlier = use_earlier_marks(left_out, answers);
+    let marks: Marks = Memo::new(move |_| {
+        reviewed.with(|review| {
+            let Some(Ok(review)) = review else {
+                return Vec::new();
+            };
+            shown.with(|game| match game {
+                Ok(game) => earlier.with(|earlier| review.marks_for(game, earlier)),
+                Err(_) => Vec::new(),
+            })
+        })
+    });
+    let phase = Memo::new(move |_| {
+        shown.with(|game| match game {
+            Err(why) => Phase::Unplayable(why.clone()),
+            Ok(game) if game.setup.side.is_none() => Phase::Choosing,
+            Ok(_) => Phase::Playing,
+        })
     });
     view! {
         <PracticeBoard shown answers/>
@@ -132,11 +169,11 @@ fn PracticeBody(
                     Phase::Unplayable(why) => view! { <p class="status error" role="alert">{why}</p> }.into_any(),
                     Phase::Choosing => view! { <SideChoice shown reviewed/> }.into_any(),
                     Phase::Playing => view! {
-                        <Status shown reviewed/>
+                        <Status shown reviewed marks/>
                         <Controls shown/>
                         <Hint shown answers/>
-                        <Record shown reviewed/>
-                        <Summary shown reviewed/>
+                        <Record shown marks/>
+                        <Summary shown marks/>
                     }
                     .into_any(),
                 }}
@@ -159,9 +196,9 @@ fn state(shown: Shown) -> &'static str {
 }
 
 /// The reply of a review, if it belongs to this game.
-fn reply_of(game: &PracticeGame, review: Option<Result<Review, String>>) -> Option<String> {
+fn reply_of(game: &PracticeGame, review: Option<&Result<Review, String>>) -> Option<String> {
     match review {
-        Some(Ok(review)) if review.moves == game.setup.moves => review.reply,
+        Some(Ok(review)) if review.moves == game.setup.moves => review.reply.clone(),
         _ => None,
     }
 }
@@ -228,7 +265,7 @@ fn PracticeBoard(shown: Shown, answers: Answers) -> impl IntoView {
 }
 
 /// The tab's title: "Practice: KRvK — Zugzwang".
-fn title(variant: Variant, game: Option<PracticeGame>) -> String {
+fn title(variant: Variant, game: Option<&PracticeGame>) -> String {
     match game {
         Some(g) => format!(
             "Practice: {} — Zugzwang",

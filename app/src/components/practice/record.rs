@@ -1,14 +1,16 @@
 //! The game so far, one line per move of the player with its mark and the
-//! result before and after, and the tablebase's reply after it.
+//! result before and after, and the tablebase's reply after it. The page
+//! the server writes marks the last few moves only (`review`); a note
+//! says so while older ones are unmarked.
 
 use leptos::prelude::*;
 use shakmaty::Position;
 
 use crate::{
-    components::practice::Shown,
+    components::practice::{Marks, Shown},
     practice::{
         game::PracticeGame,
-        review::{Marked, ReviewResource},
+        review::{JUDGED_MOVES, Marked},
     },
 };
 
@@ -23,21 +25,20 @@ struct Line {
 }
 
 #[component]
-pub fn Record(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
+pub fn Record(shown: Shown, marks: Marks) -> impl IntoView {
     let lines = move || {
-        let game = shown.get().ok()?;
-        let marks = match reviewed.get() {
-            Some(Ok(review)) => review.marks_for(&game),
-            _ => Vec::new(),
-        };
-        Some(record_lines(&game, &marks))
+        marks.with(|marks| shown.with(|game| Some(record_lines(game.as_ref().ok()?, marks))))
     };
     move || {
         let (opening, lines) = lines()?;
         if opening.is_none() && lines.is_empty() {
             return None;
         }
+        let unjudged = lines
+            .iter()
+            .any(|line| line.marked == Marked::NotJudgedHere);
         Some(view! {
+            {unjudged.then(|| view! { <p class="practice-note">{unjudged_note()}</p> })}
             <ol class="practice-record" aria-label="Your moves and their results">
                 {opening.map(|san| view! { <li class="opening">"The tablebase began: "{san}</li> })}
                 {lines.into_iter().map(line_view).collect_view()}
@@ -54,6 +55,11 @@ fn line_view(line: Line) -> impl IntoView {
             "?",
             "not judged: the tables do not know this result".to_string(),
         ),
+        Marked::NotJudgedHere => (
+            "mark unjudged older".to_string(),
+            "·",
+            "not judged here".to_string(),
+        ),
         Marked::Pending => ("mark unjudged".to_string(), "…", "being judged".to_string()),
     };
     view! {
@@ -66,6 +72,15 @@ fn line_view(line: Line) -> impl IntoView {
             {line.reply.map(|san| view! { " " <span class="reply">"→ "{san}</span> })}
         </li>
     }
+}
+
+/// Why older moves are unmarked: the page as the server writes it judges
+/// the last few only, and the browser judges the rest after it loads.
+pub fn unjudged_note() -> String {
+    format!(
+        "The page judges your last {JUDGED_MOVES} moves as it opens; your browser judges the \
+         older ones afterwards, one at a time. Without JavaScript they stay “not judged here”."
+    )
 }
 
 /// The tablebase's moves before the player's first, and a line per

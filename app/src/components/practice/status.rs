@@ -5,20 +5,25 @@
 use leptos::prelude::*;
 
 use crate::{
-    components::{board::pieces::color_name, practice::Shown},
+    components::{
+        board::pieces::color_name,
+        practice::{Marks, Shown},
+    },
     practice::{
         game::PracticeGame,
-        review::{Review, ReviewResource},
+        review::{Marked, Review, ReviewResource},
     },
     text::capitalized,
 };
 
 #[component]
-pub fn Status(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
+pub fn Status(shown: Shown, reviewed: ReviewResource, marks: Marks) -> impl IntoView {
     let text = move || {
-        let game = shown.get().ok()?;
-        let review = reviewed.get();
-        Some(status_text(&game, review.as_ref()))
+        reviewed.with(|review| {
+            marks.with(|marks| {
+                shown.with(|game| Some(status_text(game.as_ref().ok()?, review.as_ref(), marks)))
+            })
+        })
     };
     let failed = move || matches!(reviewed.get(), Some(Err(_)));
     view! {
@@ -30,12 +35,16 @@ pub fn Status(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
 }
 
 /// The status in words.
-fn status_text(game: &PracticeGame, review: Option<&Result<Review, String>>) -> String {
+fn status_text(
+    game: &PracticeGame,
+    review: Option<&Result<Review, String>>,
+    marks: &[Marked],
+) -> String {
     let mut parts = Vec::new();
     if let Some(dropped) = &game.dropped {
         parts.push(dropped.clone());
     }
-    parts.extend(last_exchange(game, review));
+    parts.extend(last_exchange(game, marks));
     if let Some(end) = game.end() {
         parts.push(format!("{}.", end.words()));
         return parts.join(" ");
@@ -57,13 +66,9 @@ fn status_text(game: &PracticeGame, review: Option<&Result<Review, String>>) -> 
 }
 
 /// "You played Rh7: best: mate in 12. Black replied Kd8."
-fn last_exchange(game: &PracticeGame, review: Option<&Result<Review, String>>) -> Vec<String> {
+fn last_exchange(game: &PracticeGame, marks: &[Marked]) -> Vec<String> {
     let (Some(side), Some(&ply)) = (game.setup.side, game.player_plies().last()) else {
         return Vec::new();
-    };
-    let marks = match review {
-        Some(Ok(review)) => review.marks_for(game),
-        _ => Vec::new(),
     };
     let judged = marks.last().and_then(|m| m.judgement().cloned());
     let mut out = vec![match judged {

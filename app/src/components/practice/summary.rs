@@ -7,25 +7,24 @@ use leptos::prelude::*;
 use crate::{
     components::{
         line::movetext::{data_url, pgn},
-        practice::Shown,
+        practice::{Marks, Shown},
     },
     practice::{
         game::{End, PracticeGame},
         judge::{Judgement, Mark},
-        review::{Marked, ReviewResource},
+        review::Marked,
     },
 };
 
 #[component]
-pub fn Summary(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
+pub fn Summary(shown: Shown, marks: Marks) -> impl IntoView {
     move || {
-        let game = shown.get().ok()?;
-        let end = game.end()?;
-        let marks = match reviewed.get() {
-            Some(Ok(review)) => review.marks_for(&game),
-            _ => Vec::new(),
-        };
-        Some(summary_view(&game, &end, &marks))
+        marks.with(|marks| {
+            shown.with(|game| {
+                let game = game.as_ref().ok()?;
+                Some(summary_view(game, &game.end()?, marks))
+            })
+        })
     }
 }
 
@@ -37,12 +36,21 @@ fn summary_view(game: &PracticeGame, end: &End, marks: &[Marked]) -> impl IntoVi
             .filter(|j| j.mark == mark)
             .count()
     };
+    let unjudged = marks
+        .iter()
+        .filter(|m| **m == Marked::NotJudgedHere)
+        .count();
     let counts = format!(
         "Best {} · slower {} · mistakes {}",
         count(Mark::Best),
         count(Mark::Slower),
         count(Mark::Mistake)
     );
+    let counts = match unjudged {
+        0 => counts,
+        1 => format!("{counts} · 1 older move not judged here"),
+        n => format!("{counts} · {n} older moves not judged here"),
+    };
     let text = game_pgn(game, end, marks);
     let href = data_url("application/x-chess-pgn", &text);
     let again = game.setup.with_moves(Vec::new()).href();
@@ -73,19 +81,16 @@ fn summary_view(game: &PracticeGame, end: &End, marks: &[Marked]) -> impl IntoVi
 /// as a comment ("{mistake: win thrown away: now a draw (was mate in 12);
 /// Rh7 was best}").
 fn game_pgn(game: &PracticeGame, end: &End, marks: &[Marked]) -> String {
-    let plies = game.player_plies();
+    // Each ply's mark, if it is the player's: one pass, not a search per ply.
+    let mut by_ply = vec![None; game.plies.len()];
+    for (&ply, mark) in game.player_plies().iter().zip(marks) {
+        by_ply[ply] = mark.judgement().map(comment);
+    }
     let moves: Vec<(String, Option<String>)> = game
         .plies
         .iter()
-        .enumerate()
-        .map(|(ply, p)| {
-            let comment = plies
-                .iter()
-                .position(|&q| q == ply)
-                .and_then(|j| marks.get(j).and_then(Marked::judgement))
-                .map(comment);
-            (p.san.clone(), comment)
-        })
+        .zip(by_ply)
+        .map(|(p, comment)| (p.san.clone(), comment))
         .collect();
     pgn("Zugzwang practice", &game.setup.fen, &moves, end.result())
 }
