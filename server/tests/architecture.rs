@@ -92,7 +92,7 @@ fn imports(name: &str, code: &str, all: &BTreeMap<String, String>) -> BTreeSet<S
     for tree in use_trees(code) {
         paths.extend(flatten(&tree));
     }
-    // Paths written in the code itself (`crate::store::metrics::render()`);
+    // Paths written in the code itself (`crate::store::read_counters::render()`);
     // a word ending in `::` opens a grouped import, read above.
     paths.extend(
         code.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
@@ -283,7 +283,7 @@ fn the_circle_check_sees_grouped_nested_and_path_imports() {
     let mut all = BTreeMap::new();
     for name in [
         "store",
-        "store::metrics",
+        "store::read_counters",
         "store::context",
         "store::pread",
         "http",
@@ -292,19 +292,19 @@ fn the_circle_check_sees_grouped_nested_and_path_imports() {
     }
     let grouped = "use super::{\n    context::{self, Tally},\n    pread::PreadFile,\n};";
     assert_eq!(
-        imports("store::metrics", grouped, &all),
+        imports("store::read_counters", grouped, &all),
         BTreeSet::from(["store::context".to_string(), "store::pread".to_string()])
     );
-    let path = "fn f() { crate::store::metrics::render(); }";
+    let path = "fn f() { crate::store::read_counters::render(); }";
     assert_eq!(
         imports("store::context", path, &all),
-        BTreeSet::from(["store::metrics".to_string()])
+        BTreeSet::from(["store::read_counters".to_string()])
     );
     // A group after a prefix, a nested `super::super`, and a folder's use
     // of its own part (not counted).
     let prefixed = "use crate::store::{context::Tally, pread as file};\nuse super::super::http;";
     assert_eq!(
-        imports("store::metrics", prefixed, &all),
+        imports("store::read_counters", prefixed, &all),
         BTreeSet::from([
             "store::context".to_string(),
             "store::pread".to_string(),

@@ -412,7 +412,7 @@ async fn a_dtm_table_never_checked_is_named_unchecked() {
 #[test]
 fn the_scrub_names_an_md5_list_without_its_path() {
     use server::{
-        store::metrics::ReadMetrics,
+        store::read_counters::ReadMetrics,
         store::scrub::{ScrubState, scrub_pass},
     };
     let Some(shared) = common::shared_dir("prophet", "the scrub's MD5SUMS label check") else {

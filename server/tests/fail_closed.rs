@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use common::assert_no_path;
 use server::{
     engine::{Engine, EngineConfig},
-    store::format,
+    store::layout,
     store::tier::build as tier,
 };
 
@@ -27,7 +27,7 @@ const WARM_UP: [&str; 2] = [
 /// Flips one byte in every 4 KiB of the table's data blocks, as a failing disk would,
 /// keeping the modification time (so the recorded checksums still apply).
 fn damage_data_blocks(path: &Path) {
-    let layout = format::parse_file(path).expect("a table");
+    let layout = layout::parse_file(path).expect("a table");
     let from = tier::fast_len(&layout, 4096) as usize;
     common::damage(path, |bytes| {
         for b in bytes[from..].iter_mut().step_by(4096) {

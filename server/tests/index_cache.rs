@@ -16,8 +16,8 @@ use std::{
 use common::{copy_of_embedded_tables, embedded_tables_dir, shared_tables_and};
 use server::store::{
     chunk_cache::{ChunkCache, ChunkCachedFilesystem},
-    format,
-    metrics::Tier,
+    layout,
+    read_counters::Tier,
     tier::{TierOptions, TieredFilesystem},
 };
 use shakmaty::Chess;
@@ -140,10 +140,10 @@ fn largest_index_run_past_the_header(dir: &Path) -> (String, std::ops::Range<u64
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !format::is_table_name(&name) {
+        if !layout::is_table_name(&name) {
             continue;
         }
-        let layout = format::parse_file(&path).unwrap();
+        let layout = layout::parse_file(&path).unwrap();
         let past_header = layout.header_bytes.div_ceil(4096) * 4096;
         for sub in &layout.subtables {
             for run in [&sub.sparse_index, &sub.block_lengths] {

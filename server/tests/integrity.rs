@@ -18,8 +18,8 @@ use server::{
     progress::Silent,
     store::tier::build::{self as tier, BuildOptions},
     store::{
-        StoreOptions, context, format,
-        metrics::{ReadMetrics, Tier},
+        StoreOptions, context, layout,
+        read_counters::{ReadMetrics, Tier},
         tier::{INTEGRITY_SUBDIR, TierOptions, TieredFilesystem, manifest::prefix_path},
     },
 };
@@ -58,7 +58,7 @@ fn busiest_data_byte(positions: &[Chess]) -> (String, u64) {
         for e in events.iter().filter(|e| e.hint == ReadHint::Data) {
             let fast_len = *fast_lens.entry(e.table.to_string()).or_insert_with(|| {
                 tier::fast_len(
-                    &format::parse_file(&embedded_tables_dir().join(&*e.table)).unwrap(),
+                    &layout::parse_file(&embedded_tables_dir().join(&*e.table)).unwrap(),
                     4096,
                 )
             });
@@ -208,7 +208,7 @@ fn damaged_prefix_falls_back_to_the_slow_tier() {
     build_tier(slow.path(), fast.path());
     // Damage the sparse index of the busiest table's prefix.
     let (table, _) = busiest_data_byte(positions);
-    let layout = format::parse_file(&slow.path().join(&table)).unwrap();
+    let layout = layout::parse_file(&slow.path().join(&table)).unwrap();
     let sparse = layout.subtables[0].sparse_index.clone();
     flip(
         &prefix_path(fast.path(), &table),
@@ -252,7 +252,7 @@ async fn engine_error_names_table_and_offset() {
     let fast = tempfile::tempdir().unwrap();
     build_tier(slow.path(), fast.path());
     let table = "KQvKR.rtbz";
-    let layout = format::parse_file(&slow.path().join(table)).unwrap();
+    let layout = layout::parse_file(&slow.path().join(table)).unwrap();
     // Damage every data block, so any DTZ lookup in the table fails.
     let path = slow.path().join(table);
     damage(&path, tier::fast_len(&layout, 4096)..layout.file_size);
@@ -327,7 +327,7 @@ fn tier_build_on_a_nearly_full_file_system_names_what_failed() {
     assert!(!full.is_empty(), "{:?}", summary.failures);
     assert!(
         full.iter()
-            .all(|(table, why)| format::is_table_name(table) && why.contains(table.as_str()))
+            .all(|(table, why)| layout::is_table_name(table) && why.contains(table.as_str()))
     );
     assert!(
         summary

@@ -24,7 +24,7 @@ use server::{
     store::{
         self, StoreOptions,
         context::{self, ReadEvent},
-        metrics::Tier,
+        read_counters::Tier,
         tier::build::{self as tier, BuildOptions},
     },
 };
@@ -512,7 +512,7 @@ fn tables_status_counts_prophet_files_and_names_missing_ones() {
 #[test]
 fn the_scrub_checks_prophet_files_and_names_a_damaged_one() {
     use server::{
-        store::metrics::ReadMetrics,
+        store::read_counters::ReadMetrics,
         store::scrub::{ScrubState, scrub_pass},
     };
     use std::sync::atomic::Ordering::Relaxed;

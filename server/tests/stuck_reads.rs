@@ -1,6 +1,6 @@
 //! A read that hangs (a dying disk, a hung NFS mount) does not spread. With
 //! every read of KQvKR hanging in the store's pread layer (the test hook
-//! `store::in_flight::stall_reads_of`, which makes them behave as page-cache
+//! `store::stuck_reads::stall_reads_of`, which makes them behave as page-cache
 //! misses on a disk that does not answer), requests for other tables still
 //! answer in their usual time; requests that need KQvKR are answered 503
 //! naming it, with Retry-After, once its read has been out longer than
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use server::{
     engine::{Engine, EngineConfig},
-    store::{StoreOptions, in_flight},
+    store::{StoreOptions, stuck_reads},
 };
 
 /// `--stuck-read-secs` here.
@@ -117,7 +117,7 @@ async fn hung_reads_of_one_table_leave_the_others_answering() {
         eprintln!("{uri}: {took:?} before the stall");
     }
 
-    let stall = in_flight::stall_reads_of("KQvKR");
+    let stall = stuck_reads::stall_reads_of("KQvKR");
     let stalled_at = Instant::now();
     // The tables opened above stay open: so that KQvKR's reads reach the
     // disk, a fresh engine (as after a restart) whose first read of it hangs.
@@ -229,7 +229,7 @@ async fn hung_reads_of_one_table_leave_the_others_answering() {
 async fn a_probe_thread_stuck_past_the_limit_keeps_no_place_from_the_others() {
     const KQKB: &str = "/standard?fen=4k3/8/8/8/8/8/3b4/KQ6_b_-_-_0_1";
     let dir = common::copy_of_embedded_tables();
-    let _stall = in_flight::stall_reads_of("KQvKB");
+    let _stall = stuck_reads::stall_reads_of("KQvKB");
     // One probe thread, and no table opened yet: KRvK's first request must
     // open its tables on the pool, where KQvKB's stuck read holds the place.
     let router = common::router(engine(dir.path(), 1));

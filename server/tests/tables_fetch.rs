@@ -34,7 +34,7 @@ use server::{
     dtm::format as prophet_format,
     progress::Silent,
     store::{
-        format,
+        layout,
         tier::{
             INTEGRITY_SUBDIR,
             build::{self as tier_build, BuildOptions},
@@ -941,7 +941,7 @@ fn assert_checked_from_birth(dir: &Path, files: &[&str]) {
         let prefix_len = if prophet_format::is_table_name(&name) {
             prophet_format::layout(&path).unwrap().prefix_len
         } else {
-            format::parse_file(&path).unwrap().prefix_len
+            layout::parse_file(&path).unwrap().prefix_len
         };
         assert_eq!(manifest.prefix_len, prefix_len, "{file}");
         let expected = BlockSums::of(&fs::read(&path).unwrap(), DEFAULT_BLOCK_SIZE);

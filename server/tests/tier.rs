@@ -15,7 +15,7 @@ use server::{
     store::tier::build::{self as tier, BuildOptions},
     store::{
         context,
-        metrics::Tier,
+        read_counters::Tier,
         tier::{TierOptions, TieredFilesystem},
     },
 };

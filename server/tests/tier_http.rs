@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use server::{
     engine::{Engine, EngineConfig},
     store::tier::build as tier,
-    store::{StoreOptions, format},
+    store::{StoreOptions, layout},
 };
 use tier_support::build_tier;
 
@@ -89,7 +89,7 @@ async fn damaged_block_is_a_500_naming_table_and_offset() {
     let fast = tempfile::tempdir().unwrap();
     build_tier(slow.path(), fast.path());
     let table = slow.path().join("KQvKR.rtbz");
-    let layout = format::parse_file(&table).unwrap();
+    let layout = layout::parse_file(&table).unwrap();
     common::damage(&table, |bytes| {
         for b in &mut bytes[tier::fast_len(&layout, 4096) as usize..] {
             *b ^= 0x01;

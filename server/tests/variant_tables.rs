@@ -19,7 +19,7 @@ use server::{
     store::tier::build as tier_build,
     store::{
         StoreOptions, context,
-        metrics::{ReadMetrics, Tier},
+        read_counters::{ReadMetrics, Tier},
         tier::{TierOptions, TieredFilesystem},
     },
 };

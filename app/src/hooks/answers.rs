@@ -8,7 +8,7 @@ use crate::game::Game;
 use leptos::prelude::*;
 
 #[cfg(not(feature = "ssr"))]
-use crate::hooks::in_flight::InFlight;
+use crate::hooks::shared_requests::InFlight;
 use crate::{
     api::{InstalledTables, TablebaseAnswer},
     json::PageCodec,

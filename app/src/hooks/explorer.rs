@@ -4,7 +4,7 @@
 //! reads as its panels and nothing else.
 //!
 //! What ties the state to components (the hovered move, the move list's
-//! events) is the page's own (`components::explorer::moves`): hooks never
+//! events) is the page's own (`components::explorer::navigation`): hooks never
 //! import components.
 
 use leptos::prelude::*;

@@ -6,10 +6,10 @@
 pub mod answers;
 pub mod explorer;
 pub mod history;
-pub mod in_flight;
 pub mod last_moves;
 pub mod mode;
 pub mod orientation;
 pub mod pick;
+pub mod shared_requests;
 pub mod shortcuts;
 pub mod url_position;

@@ -12,8 +12,8 @@ use leptos::{prelude::*, task::spawn_local};
 use crate::{
     hooks::answers::Answers,
     practice::{
-        game::PracticeGame,
         judge::{Judgement, judge},
+        replay::PracticeGame,
     },
 };
 

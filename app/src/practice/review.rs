@@ -21,8 +21,8 @@ use crate::{
     practice::{
         defence::{chances_to_go_wrong, drawing_choices, reply},
         earlier::{EarlierMarks, common_prefix},
-        game::PracticeGame,
         judge::{Judgement, judge},
+        replay::PracticeGame,
         setup::Setup,
     },
 };

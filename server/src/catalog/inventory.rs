@@ -15,12 +15,12 @@ use std::{
 use app::{material::piece_count, variant::Variant};
 use serde::Serialize;
 
-use super::{Catalog, Published, material};
+use super::{Catalog, Published, dependencies};
 use crate::{
     catalog,
     dtm::{catalog::DtmInventory, format as prophet_format},
     progress::Progress,
-    store::{format::table_files, quarantine::Quarantine},
+    store::{layout::table_files, quarantine::Quarantine},
 };
 
 /// The survey of one or more directories, taken together as `serve` would.
@@ -223,7 +223,7 @@ fn list_directory(
         if !meta.is_file() {
             continue;
         }
-        let name = crate::store::format::file_name(&path);
+        let name = crate::store::layout::file_name(&path);
         let bytes = meta.len();
         let Some(published) = catalog.published(&name) else {
             inventory.unknown.push(Unknown {
@@ -368,7 +368,7 @@ pub fn installed_materials<'a>(
     files
         .iter()
         .filter_map(|file| file.split_once('.').map(|(material, _)| material))
-        .filter(|material| material::is_material(material))
+        .filter(|material| dependencies::is_material(material))
         .filter(|material| {
             catalog
                 .files_of(material)

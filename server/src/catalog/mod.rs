@@ -24,9 +24,9 @@
 //! their reader, `crate::dtm::catalog`). Nothing here is on the read path
 //! of a request.
 
+pub mod dependencies;
 pub mod digests;
 pub mod inventory;
-pub mod material;
 pub mod whole_file;
 
 use std::{
@@ -38,7 +38,7 @@ use std::{
 use app::{material::piece_count, variant::Variant};
 use shakmaty_syzygy::Metric;
 
-use crate::store::format::{variant_of_name, variant_table_name};
+use crate::store::layout::{variant_of_name, variant_table_name};
 use whole_file::PublishedDigest;
 
 static SHA256: &str = include_str!("../../checksums/sha256");
@@ -225,7 +225,7 @@ impl Catalog {
     /// → `KRPvKR`); `None` for what is not a published table.
     pub fn canonical(&self, material: &str) -> Option<&'static str> {
         let (a, b) = material.split_once('v')?;
-        let (a, b) = (material::sorted_side(a)?, material::sorted_side(b)?);
+        let (a, b) = (dependencies::sorted_side(a)?, dependencies::sorted_side(b)?);
         [format!("{a}v{b}"), format!("{b}v{a}")]
             .iter()
             .find_map(|m| self.materials.get(m.as_str()).copied())
@@ -234,7 +234,7 @@ impl Catalog {
     /// The published tables one capture or one promotion away from
     /// `material` under the variant's rules.
     pub fn successors(&self, material: &str) -> BTreeSet<&'static str> {
-        material::successors(self.variant, material)
+        dependencies::successors(self.variant, material)
             .iter()
             .filter_map(|m| self.canonical(m))
             .collect()

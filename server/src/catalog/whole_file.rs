@@ -19,7 +19,7 @@ use super::{digests as variant_digests, sha256};
 use crate::{
     catalog,
     progress::Progress,
-    store::format::{file_name, table_files, variant_of_name},
+    store::layout::{file_name, table_files, variant_of_name},
 };
 
 /// The digest a table file is published with: the lists compiled in hold

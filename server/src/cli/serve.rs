@@ -17,8 +17,8 @@ use crate::{
     service::{
         connections::{ConnectionLimits, Connections},
         eviction::UNFINISHED_GRACE,
-        limits,
         listener::{self, ListenerError},
+        open_files,
         request_log::{self, RequestLog, RequestLogError},
         shutdown::{ShutdownError, Signals},
     },
@@ -272,7 +272,7 @@ fn serve_metrics(
 
 /// Raises the open-files limit and splits it between connections and tables.
 fn descriptor_budget(args: &ServeArgs) -> DescriptorBudget {
-    let limit = limits::raise_open_files_limit();
+    let limit = open_files::raise_open_files_limit();
     let budget = DescriptorBudget::split(limit, args.max_connections);
     tracing::info!(
         "open-files limit {}: up to {} connections, {} table files open at once",

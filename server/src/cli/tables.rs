@@ -29,7 +29,7 @@ use crate::{
         selection::{self, SelectionError, parse_pieces},
     },
     progress::{Progress, Silent},
-    store::{format, quarantine::Quarantine},
+    store::{layout, quarantine::Quarantine},
 };
 
 /// `zugzwang tables ...`
@@ -378,7 +378,7 @@ fn what_was_checked(inventory: &Inventory) -> String {
 fn render_unknown(out: &mut String, catalog: &Catalog, inventory: &Inventory) {
     let mut others: BTreeMap<(&Path, Variant), usize> = BTreeMap::new();
     for u in &inventory.unknown {
-        let why = match format::variant_of_name(&u.file) {
+        let why = match layout::variant_of_name(&u.file) {
             _ if u.file.ends_with(".part") => {
                 "an interrupted download; `zugzwang tables fetch` resumes it".to_string()
             }

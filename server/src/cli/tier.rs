@@ -9,7 +9,7 @@ use super::{
     output::{Bar, human},
 };
 use crate::store::{
-    format::TableKind,
+    layout::TableKind,
     quarantine::Quarantine,
     tier::{
         build::{BuildOptions, RegionTotals, Summary, build},

@@ -34,7 +34,7 @@ use crate::{
         whole_file::{hex, read_chunks},
     },
     progress::Progress,
-    store::format::file_name,
+    store::layout::file_name,
 };
 
 /// The md5 list of the embedded tables, one line per file of the 2-4 piece set.

@@ -240,7 +240,7 @@ pub async fn plan(
         dir: to.to_path_buf(),
         source,
     };
-    fetch::limits::create_dirs(to).map_err(dir_error)?;
+    fetch::mirror_limits::create_dirs(to).map_err(dir_error)?;
     let client = fetch::client()?;
     let planned: Vec<PlannedFile> = futures::stream::iter(files)
         .map(|listed| {

@@ -26,7 +26,7 @@ use super::{
     block_cache::BlockCache,
     index::{Layout, ProphetMaterial},
 };
-use crate::store::format::{TableKind, TableLayout, file_name};
+use crate::store::layout::{TableKind, TableLayout, file_name};
 
 const HEADER_BYTES: u64 = 24;
 
@@ -284,7 +284,7 @@ pub const SEARCH_DEPTH: u32 = 3;
 /// (down to [`SEARCH_DEPTH`] levels: the generator writes
 /// `4men/0pawns/KBNK.egtb.bz`, a flat directory works too), sorted by file
 /// name. Directories that cannot be listed are reported in `failures`
-/// (name, problem), as [`crate::store::format::table_files`] does; hidden
+/// (name, problem), as [`crate::store::layout::table_files`] does; hidden
 /// directories (`.zugzwang`) are skipped.
 pub fn table_files(dirs: &[PathBuf], failures: &mut Vec<(String, String)>) -> Vec<PathBuf> {
     let mut files = Vec::new();

@@ -48,7 +48,7 @@ use format::TableFile;
 use index::{Layout, ProphetMaterial};
 
 use crate::store::{
-    format::file_name,
+    layout::file_name,
     table_error::{TableIoError, is_never_checked, is_out_of_descriptors},
 };
 

@@ -17,7 +17,7 @@ use app::api::DtmProblem;
 use crate::{
     dtm::ProphetError,
     exposition::{Exposition, Kind},
-    store::format::file_name,
+    store::layout::file_name,
     sync::lock,
 };
 

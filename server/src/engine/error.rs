@@ -6,8 +6,8 @@ use shakmaty_syzygy::{ProbeError, SyzygyError};
 use crate::{
     dtm::ProphetError,
     store::{
-        format::{file_name, variant_table_name},
-        in_flight::{self, StuckRead},
+        layout::{file_name, variant_table_name},
+        stuck_reads::{self, StuckRead},
         table_error,
     },
 };
@@ -67,7 +67,7 @@ impl EngineError {
                 error,
             } => {
                 if let ProbeError::Read { error } = &*error
-                    && let Some(stuck) = in_flight::stuck_read(error)
+                    && let Some(stuck) = stuck_reads::stuck_read(error)
                 {
                     return EngineError::stuck(stuck);
                 }
@@ -111,7 +111,7 @@ impl EngineError {
     pub fn from_prophet(err: ProphetError) -> EngineError {
         let (path, reason) = match &err {
             ProphetError::Read { path, source } | ProphetError::Directory { path, source } => {
-                if let Some(stuck) = in_flight::stuck_read(source) {
+                if let Some(stuck) = stuck_reads::stuck_read(source) {
                     return EngineError::stuck(stuck);
                 }
                 if table_error::is_out_of_descriptors(source) {

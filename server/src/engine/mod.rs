@@ -5,6 +5,7 @@
 //! those that must wait for a disk go to a bounded pool of blocking
 //! threads together.
 
+pub mod answer;
 pub mod answer_cache;
 pub mod error;
 pub mod load_shedding;
@@ -12,12 +13,11 @@ pub mod mainline;
 pub mod mate_line;
 pub mod order;
 pub mod pool;
-pub mod probe;
 pub mod probe_memo;
 pub mod probed;
 pub mod reachable;
 pub mod table_set;
-pub mod tables;
+pub mod tablebases;
 pub mod unchecked;
 
 use std::{path::PathBuf, sync::Arc};
@@ -38,7 +38,7 @@ pub use error::EngineError;
 pub use load_shedding::LoadShedding;
 pub use probe_memo::{MemoStats, ProbeMemo};
 pub use table_set::TableSet;
-pub use tables::{LoadError, LoadedDirectory, TableDirs, TableDirsByVariant, Tables};
+pub use tablebases::{LoadError, LoadedDirectory, TableDirs, TableDirsByVariant, Tables};
 pub use unchecked::UncheckedTables;
 
 use crate::{
@@ -306,7 +306,7 @@ impl Engine {
         let key = pos.clone();
         let answer = self
             .cache
-            .probe(&key, probe::answer(&self.pool, &self.memo, pos));
+            .probe(&key, answer::answer(&self.pool, &self.memo, pos));
         self.pool.unless_stuck(&key, answer).await
     }
 

@@ -6,7 +6,7 @@
 //!
 //! A probe thread blocked in a read that does not return (a dying disk, a
 //! hung NFS mount) cannot be freed; what is bounded is how many follow it.
-//! The store watches its reads out on the disk (`store::in_flight`); before
+//! The store watches its reads out on the disk (`store::stuck_reads`); before
 //! a probe runs, [`ProbePool::readiness`] refuses it (503 naming the table)
 //! if it may need a table with a read out longer than `--stuck-read-secs`
 //! (`engine::reachable` says which tables a position may read), and holds
@@ -43,7 +43,7 @@ use super::{EngineConfig, EngineError, Tables, reachable};
 use crate::{
     store::{
         context::{self, Inline},
-        in_flight::ReadsInFlight,
+        stuck_reads::ReadsInFlight,
     },
     sync::lock,
 };

@@ -1,4 +1,4 @@
-//! What a probe found about one position: made by `engine::probe`, kept by
+//! What a probe found about one position: made by `engine::answer`, kept by
 //! `engine::probe_memo` (a file of its own so the memo needs nothing of the
 //! code that probes).
 
@@ -17,10 +17,10 @@ pub struct Probed {
     pub variant_win: bool,
     pub variant_loss: bool,
     pub insufficient_material: bool,
-    /// `dtw: 0`: see `engine::probe::dtw_is_zero`.
+    /// `dtw: 0`: see `engine::answer::dtw_is_zero`.
     pub dtw_zero: bool,
     pub dtz: Option<MaybeRounded<Dtz>>,
-    /// lila's `dtm` (see `engine::tables::Tables::probe_dtm`).
+    /// lila's `dtm` (see `engine::tablebases::Tables::probe_dtm`).
     pub dtm: Option<i32>,
     /// The DTM table that failed, leaving `dtm` unknown (boxed: nearly
     /// always `None`, and the memo keeps many of these).

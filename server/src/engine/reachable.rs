@@ -9,7 +9,7 @@
 use app::variant::Variant;
 use shakmaty::{Color, Position, Role, variant::VariantPosition};
 
-use crate::store::format::variant_of_name;
+use crate::store::layout::variant_of_name;
 
 /// One side's pieces by role, pawn first (as `Role` numbers them).
 type Counts = [u8; 6];

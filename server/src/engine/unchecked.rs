@@ -19,7 +19,7 @@ use app::{
 };
 use shakmaty::{Color, Position, Role, variant::VariantPosition};
 
-use crate::{dtm::format as prophet_format, store::format::variant_of_name};
+use crate::{dtm::format as prophet_format, store::layout::variant_of_name};
 
 /// The unchecked tables served, as materials.
 #[derive(Debug, Default)]

@@ -24,7 +24,7 @@ use crate::{
         format::{self as prophet_format, StreamCheck},
     },
     store::{
-        format::{self, file_name},
+        layout::{self, file_name},
         quarantine::Quarantine,
         tier::build as tier_build,
         tier::{
@@ -132,7 +132,7 @@ pub fn record(target: &Path, pass: &Pass) -> io::Result<bool> {
     let prefix_len = if prophet_format::is_table_name(&table) {
         prophet_format::layout(target).map_err(|e| invalid(e.to_string()))?
     } else {
-        format::parse_file(target).map_err(|e| invalid(e.to_string()))?
+        layout::parse_file(target).map_err(|e| invalid(e.to_string()))?
     }
     .prefix_len;
     // As `verify --init` writes it (`store::tier::build`): checksums only, no prefix.
@@ -151,7 +151,7 @@ pub fn record(target: &Path, pass: &Pass) -> io::Result<bool> {
     if is_recorded(&dir, &manifest, &pass.sums) {
         return Ok(false);
     }
-    super::limits::create_dirs(&dir)?;
+    super::mirror_limits::create_dirs(&dir)?;
     tier_build::write_entry(&dir, &table, &manifest, &pass.sums, &[]).map_err(io::Error::other)?;
     Ok(true)
 }

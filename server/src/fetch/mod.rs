@@ -11,7 +11,7 @@
 //! then fetched the same way.
 
 pub mod checksums;
-pub mod limits;
+pub mod mirror_limits;
 pub mod selection;
 pub mod transfer;
 
@@ -78,7 +78,7 @@ pub enum FetchError {
     },
     #[error(
         "{url}: cannot fetch the list ({}); check the URL and the network, or use another mirror",
-        limits::describe(.source)
+        mirror_limits::describe(.source)
     )]
     ListConnection {
         url: Url,
@@ -178,7 +178,7 @@ impl Plan {
             .filter_map(|f| Some(f.size?.saturating_sub(transfer::part_len(to, &f.file))))
             .sum();
         let unknown_size = to_transfer.iter().filter(|f| f.size.is_none()).count();
-        let free = limits::free_space(to)?;
+        let free = mirror_limits::free_space(to)?;
         Ok(Plan {
             files,
             needed,
@@ -210,7 +210,7 @@ pub fn plan(
         dir: to.to_path_buf(),
         source,
     };
-    limits::create_dirs(to).map_err(dir_error)?;
+    mirror_limits::create_dirs(to).map_err(dir_error)?;
     let files: Vec<PlannedFile> = tables
         .iter()
         .flat_map(|material| catalog.files_of(material))
@@ -241,7 +241,7 @@ pub fn check_space(plan: &Plan, to: &Path) -> Result<(), FetchError> {
 
 /// The HTTP client: rustls with the ring provider, timeouts that notice a
 /// dead mirror without cutting a slow one, redirects followed but never
-/// from https to http (`limits::redirect_policy`).
+/// from https to http (`mirror_limits::redirect_policy`).
 pub(crate) fn client() -> Result<Client, FetchError> {
     // reqwest is built without a provider of its own; another install won.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -249,7 +249,7 @@ pub(crate) fn client() -> Result<Client, FetchError> {
         .user_agent(concat!("zugzwang/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(30))
         .read_timeout(Duration::from_secs(60))
-        .redirect(limits::redirect_policy())
+        .redirect(mirror_limits::redirect_policy())
         .build()
         .map_err(FetchError::Client)
 }

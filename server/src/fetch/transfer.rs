@@ -35,13 +35,13 @@ use tokio::io::AsyncWriteExt;
 
 use super::{
     checksums::{self, Pass},
-    limits::{self, RedirectRefused, SPACE_CHECK_EVERY, size_bound, space_runs_out},
+    mirror_limits::{self, RedirectRefused, SPACE_CHECK_EVERY, size_bound, space_runs_out},
 };
 use crate::{
     catalog::{Published, whole_file::PublishedDigest},
     dtm::format as prophet_format,
     progress::Progress,
-    store::format::file_name,
+    store::layout::file_name,
 };
 
 /// Failed attempts in a row (none adding a byte) before a file is given up.
@@ -66,7 +66,7 @@ pub enum TransferError {
     },
     #[error(
         "{file}: the transfer failed {ATTEMPTS} times in a row (last: {}); run the same command again to resume from the bytes kept in {file}.part",
-        limits::describe(.source)
+        mirror_limits::describe(.source)
     )]
     Connection {
         file: String,
@@ -90,7 +90,7 @@ pub enum TransferError {
     TooLarge {
         file: String,
         got: Got,
-        /// The most a file of its kind can be (`limits::size_bound`).
+        /// The most a file of its kind can be (`mirror_limits::size_bound`).
         bound: u64,
         why: String,
     },
@@ -249,7 +249,7 @@ pub struct Transfer<'a> {
     /// The file's path below `dir` (a name, or `4men/0pawns/KBNK.egtb.bz`).
     pub file: &'a str,
     /// Its pieces, kings included (what bounds its size where none is
-    /// published: `limits::size_bound`).
+    /// published: `mirror_limits::size_bound`).
     pub pieces: usize,
     pub expected: &'a Expected,
     /// Counts bytes received; retracted when bytes are thrown away.
@@ -591,7 +591,7 @@ impl Transfer<'_> {
         let fatal = |e| Attempt::Fatal(self.io(&part)(e));
         let dir = part.parent().unwrap_or(self.dir).to_path_buf();
         let create = dir.clone();
-        tokio::task::spawn_blocking(move || limits::create_dirs(&create))
+        tokio::task::spawn_blocking(move || mirror_limits::create_dirs(&create))
             .await
             .unwrap_or_else(|join| Err(io::Error::other(join)))
             .map_err(fatal)?;
@@ -648,20 +648,20 @@ impl Transfer<'_> {
 
     /// Refuses to write on when the disk would fill: what the file still
     /// needs past `written` bytes (its size known), or a margin
-    /// ([`limits::KEEP_FREE`], at most what its bound leaves) when not.
+    /// ([`mirror_limits::KEEP_FREE`], at most what its bound leaves) when not.
     fn check_space(&self, dir: &Path, written: u64, size: Size) -> Result<(), Attempt> {
-        let free = limits::free_space(dir).map_err(|e| Attempt::Fatal(self.io(dir)(e)))?;
+        let free = mirror_limits::free_space(dir).map_err(|e| Attempt::Fatal(self.io(dir)(e)))?;
         let remaining = size.bytes.map(|bytes| bytes.saturating_sub(written));
         let needed = remaining.or_else(|| {
             size.bound
-                .map(|bound| bound.saturating_sub(written).min(limits::KEEP_FREE))
+                .map(|bound| bound.saturating_sub(written).min(mirror_limits::KEEP_FREE))
         });
         if space_runs_out(free, needed) {
             return Err(Attempt::Fatal(TransferError::NoSpace {
                 file: self.file.to_string(),
                 dir: dir.to_path_buf(),
                 free,
-                needed: needed.unwrap_or(limits::KEEP_FREE),
+                needed: needed.unwrap_or(mirror_limits::KEEP_FREE),
                 size_known: remaining.is_some(),
             }));
         }
@@ -671,7 +671,7 @@ impl Transfer<'_> {
     /// A request that got no answer: a redirect refused ends the
     /// transfer, anything else is worth another try.
     fn send_error(&self, err: reqwest::Error) -> Attempt {
-        match limits::redirect_refused(&err) {
+        match mirror_limits::redirect_refused(&err) {
             Some(refused) => Attempt::Fatal(TransferError::Redirect {
                 file: self.file.to_string(),
                 source: refused.clone(),
@@ -779,7 +779,7 @@ struct Size {
     /// another file, not a change to follow).
     published: bool,
     /// Where no size is published, the most a file of its kind can be
-    /// (`limits::size_bound`): neither an announced size nor the bytes
+    /// (`mirror_limits::size_bound`): neither an announced size nor the bytes
     /// received may go past it.
     bound: Option<u64>,
 }

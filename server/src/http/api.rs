@@ -22,7 +22,7 @@ use axum::{
 use serde::Serialize;
 use shakmaty::variant::VariantPosition;
 
-use super::{AppState, error::HttpError, metrics, table_set::Validator};
+use super::{AppState, error::HttpError, etag::Validator, metrics};
 use crate::engine::EngineError;
 
 const CBOR: &str = "application/cbor";

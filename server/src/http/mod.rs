@@ -5,13 +5,13 @@ pub mod bundle_cache;
 pub mod bundle_compression;
 pub mod deadline;
 pub mod error;
+pub mod etag;
+pub mod installed;
 pub mod metrics;
 pub mod page;
 pub mod page_budget;
 pub mod request_metrics;
 pub mod security_headers;
-pub mod table_set;
-pub mod tables;
 
 use std::sync::Arc;
 
@@ -83,18 +83,16 @@ impl FromRef<AppState> for LeptosOptions {
 /// API answers, errors included, name the table set they came from; every
 /// answer carries the security headers (`security_headers`).
 pub fn router(state: AppState) -> Router {
-    let table_set = table_set::header_value(state.engine.table_set());
-    let installed = tables::installed_by_variant(&state.engine);
+    let table_set = etag::header_value(state.engine.table_set());
+    let installed = installed::installed_by_variant(&state.engine);
     let api = api::routes()
         .layer(CorsLayer::permissive())
-        .route("/tables", tables::route(&installed))
+        .route("/tables", installed::route(&installed))
         .layer(axum::middleware::map_response(
             move |mut response: axum::response::Response| {
                 let table_set = table_set.clone();
                 async move {
-                    response
-                        .headers_mut()
-                        .insert(table_set::X_TABLE_SET, table_set);
+                    response.headers_mut().insert(etag::X_TABLE_SET, table_set);
                     response
                 }
             },

@@ -16,7 +16,7 @@ use axum::{
 };
 use leptos::prelude::{LeptosOptions, provide_context, use_context};
 
-use super::{AppState, security_headers, tables::with_damaged};
+use super::{AppState, installed::with_damaged, security_headers};
 use super::{
     metrics,
     page_budget::PageBudget,

@@ -11,9 +11,9 @@
 pub mod activity;
 pub mod connections;
 pub mod eviction;
-pub mod limits;
 pub mod listener;
 pub mod memory_budget;
+pub mod open_files;
 pub mod process_health;
 pub mod request_log;
 pub mod shutdown;

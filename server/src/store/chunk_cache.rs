@@ -44,9 +44,9 @@ use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
 use super::{
     context,
-    format::file_name,
-    metrics::{ReadMetrics, Tier},
+    layout::file_name,
     quarantine::{Quarantine, Watch},
+    read_counters::{ReadMetrics, Tier},
 };
 use crate::{exposition::Exposition, sync};
 

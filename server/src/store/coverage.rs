@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::dtm::format as prophet_format;
 
 use super::{
-    format::{file_name, is_table_name},
+    layout::{file_name, is_table_name},
     tier::{TieredFilesystem, manifest::manifest_path},
 };
 

@@ -31,8 +31,8 @@ use shakmaty_syzygy::filesystem::ReadHint;
 
 use super::{
     context,
-    format::file_name,
-    metrics::{KINDS, kind_index},
+    layout::file_name,
+    read_counters::{KINDS, kind_index},
 };
 use crate::exposition::{Exposition, Kind};
 

@@ -8,7 +8,7 @@
 //! `pread` is the default for table directories on disk; `embedded` serves the
 //! 3- and 4-piece tables compiled into the binary so a fresh clone answers
 //! without configuration; `tier` is the fast tier: each table's prefix
-//! (`format` finds it) on fast storage and its per-block checksums checked
+//! (`layout` finds it) on fast storage and its per-block checksums checked
 //! on every read. Every table's index parts (headers, sparse indexes, block
 //! lengths) and recently read data blocks are kept in memory within a
 //! budget (`chunk_cache`); reads are counted in `metrics`, and those that
@@ -16,7 +16,7 @@
 //! file); concurrent misses on one window make one read (`single_flight`),
 //! a miss is told from a hit without starting I/O (`residency`), and the
 //! reads out on the disk are watched so that a stuck one makes its table
-//! suspect instead of taking every probe thread (`in_flight`).
+//! suspect instead of taking every probe thread (`stuck_reads`).
 //! `context` is what a read knows of the request it serves: its counters,
 //! and whether it may wait for a disk. Descriptors of table files are kept
 //! within a budget by `handles` (`descriptors` shares the open-files limit
@@ -34,15 +34,15 @@ pub mod coverage;
 pub mod descriptors;
 pub mod disk_reads;
 pub mod embedded;
-pub mod format;
 pub mod handles;
-pub mod in_flight;
-pub mod metrics;
+pub mod layout;
 pub mod pread;
 pub mod quarantine;
+pub mod read_counters;
 pub mod residency;
 pub mod scrub;
 pub mod single_flight;
+pub mod stuck_reads;
 pub mod table_error;
 pub mod tier;
 
@@ -54,9 +54,9 @@ use crate::exposition::{Exposition, Kind};
 use chunk_cache::{ChunkCache, ChunkCachedFilesystem};
 use disk_reads::{DiskReads, TraceError};
 use handles::HandlePool;
-use in_flight::ReadsInFlight;
-use metrics::ReadMetrics;
 use quarantine::Quarantine;
+use read_counters::ReadMetrics;
+use stuck_reads::ReadsInFlight;
 use tier::{TierOptions, TieredFilesystem};
 
 /// How table files on disk are read (`EngineConfig::store`).
@@ -92,7 +92,7 @@ pub struct StoreOptions {
     pub read_trace: Option<PathBuf>,
     /// A table with a read out on the disk this long is suspect: probes
     /// that need it are refused (503) until the read returns
-    /// (`--stuck-read-secs`, see `in_flight`).
+    /// (`--stuck-read-secs`, see `stuck_reads`).
     pub stuck_read: Duration,
 }
 
@@ -121,7 +121,7 @@ impl Default for StoreOptions {
             index_cache_bytes: DEFAULT_INDEX_CACHE_BYTES,
             data_cache_bytes: DEFAULT_DATA_CACHE_BYTES,
             read_trace: None,
-            stuck_read: in_flight::DEFAULT_STUCK_READ,
+            stuck_read: stuck_reads::DEFAULT_STUCK_READ,
         }
     }
 }

@@ -14,7 +14,7 @@
 //! hint is involved, only reads.
 //!
 //! Every read that goes to the disk is registered while it is out
-//! (`in_flight`): one out longer than `--stuck-read-secs` makes its table
+//! (`stuck_reads`): one out longer than `--stuck-read-secs` makes its table
 //! suspect, and the next misses on that table are refused at once instead
 //! of queueing behind it on a disk that does not answer.
 
@@ -37,11 +37,11 @@ use super::{
     context,
     descriptors::DescriptorBudget,
     disk_reads::{DiskRead, DiskReads},
-    format::file_name,
     handles::{Handle, HandlePool, PooledFile},
-    in_flight::{self, ReadsInFlight},
+    layout::file_name,
     residency::{self, Residency},
     single_flight::{Flights, Role},
+    stuck_reads::{self, ReadsInFlight},
     table_error::TableIoError,
 };
 
@@ -81,7 +81,7 @@ impl PreadFilesystem {
     }
 
     /// A table with a read out this long is suspect (`--stuck-read-secs`;
-    /// see `store::in_flight`).
+    /// see `store::stuck_reads`).
     #[must_use]
     pub fn with_stuck_read(mut self, limit: Duration) -> Self {
         self.in_flight = Arc::new(ReadsInFlight::new(limit));
@@ -162,7 +162,7 @@ impl PreadFilesystem {
             let _ = rustix::fs::fadvise(&**handle, 0, None, rustix::fs::Advice::Random);
         }
         Ok(PreadFile {
-            table: in_flight::table_of(&file_name(path)),
+            table: stuck_reads::table_of(&file_name(path)),
             file,
             size_at_open: meta.len(),
             read_around: self.read_around,
@@ -210,7 +210,7 @@ impl PreadFile {
     /// with a read that refuses to wait. Where the kernel cannot tell, says
     /// no (and read-around stops).
     fn read_cached(&self, file: &File, buf: &mut [u8], offset: u64) -> bool {
-        if in_flight::stalled(&self.table) {
+        if stuck_reads::stalled(&self.table) {
             return false;
         }
         match residency::of(file, offset, buf.len()) {
@@ -246,7 +246,7 @@ impl PreadFile {
     /// the pool: it fails here, and the probe with it (503).
     fn read_from_memory(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let cached = self.nowait_works.load(Ordering::Relaxed)
-            && !in_flight::stalled(&self.table)
+            && !stuck_reads::stalled(&self.table)
             && self.file.open_handle().is_some_and(|file| {
                 !matches!(residency::of(&file, offset, buf.len()), Residency::Missing)
                     && self.read_nowait(&file, buf, offset)
@@ -303,7 +303,7 @@ impl PreadFile {
         let (window, role) = self.flights.read((self.file.id(), start), patience, || {
             let mut window = vec![0; window_len];
             let _reading = self.in_flight.begin(&self.table, hint);
-            in_flight::wait_while_stalled(&self.table);
+            stuck_reads::wait_while_stalled(&self.table);
             let got = file.read_at(&mut window, start).ok()?;
             window.truncate(got);
             Some(Arc::new(window))
@@ -367,7 +367,7 @@ impl RandomAccessFile for PreadFile {
             return Ok(buf.len());
         }
         let _reading = self.in_flight.begin(&self.table, hint);
-        in_flight::wait_while_stalled(&self.table);
+        stuck_reads::wait_while_stalled(&self.table);
         file.read_at(buf, offset).map_err(|err| {
             TableIoError::logged(
                 self.file.path(),

@@ -27,7 +27,7 @@ use std::{
 };
 
 use super::{
-    format::file_name,
+    layout::file_name,
     table_error::TableIoError,
     tier::manifest::{INTEGRITY_SUBDIR, mtime_ns},
 };

@@ -22,9 +22,9 @@ use std::{
 };
 
 use super::{
-    format::{file_name, table_files},
-    metrics::ReadMetrics,
+    layout::{file_name, table_files},
     quarantine::Quarantine,
+    read_counters::ReadMetrics,
 };
 use crate::{
     catalog::whole_file::{self as published, PublishedDigest},

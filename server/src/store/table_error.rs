@@ -8,7 +8,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use super::format::file_name;
+use super::layout::file_name;
 
 /// An I/O error that knows which table file it concerns. It shows the
 /// table's name only, as it ends up in answers to clients and in

@@ -15,8 +15,8 @@ use server::{
     store::tier::build as tier,
     store::{
         context::{self, ReadEvent},
-        format,
-        metrics::{ReadMetrics, Tier},
+        layout,
+        read_counters::{ReadMetrics, Tier},
         table_error::TableIoError,
         tier::{INTEGRITY_SUBDIR, TierOptions, TieredFilesystem, integrity::IntegrityError},
     },
@@ -198,8 +198,8 @@ pub fn prefix_lengths(dirs: &[PathBuf]) -> HashMap<String, u64> {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if format::is_table_name(&name) {
-                lengths.insert(name, format::parse_file(&path).unwrap().prefix_len);
+            if layout::is_table_name(&name) {
+                lengths.insert(name, layout::parse_file(&path).unwrap().prefix_len);
             }
         }
     }

@@ -7,10 +7,10 @@
 //! shakmaty in WASM); the move list waits for the API (`move_list`).
 //!
 //! The page's state is a hook (`hooks::explorer`) and the ways of moving
-//! (`moves`), so this file only lays out the two columns: the board's
+//! (`navigation`), so this file only lays out the two columns: the board's
 //! (`play`) and the panels beside it (`side`).
 
-pub mod moves;
+pub mod navigation;
 pub mod play;
 pub mod side;
 pub mod title;
@@ -23,7 +23,7 @@ use crate::{
     hooks::explorer::{ExplorerState, use_explorer},
     variant::Variant,
 };
-use moves::use_moves;
+use navigation::use_moves;
 use play::PlayColumn;
 use side::SidePanels;
 use title::title;

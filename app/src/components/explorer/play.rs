@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use shakmaty::{Color, Position};
 
-use super::moves::Moves;
+use super::navigation::Moves;
 use crate::{
     components::{
         board::clock::{Clock, ClockProps},

@@ -4,14 +4,14 @@
 
 use leptos::prelude::*;
 
-use super::moves::Moves;
+use super::navigation::Moves;
 use crate::{
     components::{
         about::help::Help,
         about::installed::InstalledTables,
         about::stats::{Stats, StatsProps},
         editor::fen_box::{FenBox, FenBoxProps},
-        line::history::History,
+        line::history_panel::History,
         line::mainline::{Mainline, MainlineProps},
         move_list::Results,
         part::{Loader, ServerPart, server_html},

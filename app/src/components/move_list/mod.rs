@@ -20,8 +20,8 @@ use crate::{
     api::{Category, InstalledTables},
     components::board::arrow::HoveredMove,
     hooks::answers::{AnswerResource, Answers, TablesResource},
+    needed_table::{UnknownReason, fetch_command, unknown_reason},
     position::to_fen,
-    tables::{UnknownReason, fetch_command, unknown_reason},
     text::capitalized,
     variant::Variant,
 };

@@ -14,9 +14,9 @@ use crate::{
         },
     },
     game::{Game, end_words},
+    needed_table::unknown_reason,
     position::piece_count,
     source::UNREACHABLE,
-    tables::unknown_reason,
     text::capitalized,
     variant::Variant,
 };

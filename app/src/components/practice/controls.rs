@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use shakmaty::Position;
 
 use crate::{
-    components::practice::Shown, position::to_fen, practice::game::PracticeGame,
+    components::practice::Shown, position::to_fen, practice::replay::PracticeGame,
     source::position_href,
 };
 

@@ -8,7 +8,7 @@
 //! first download carries none of it.
 
 pub mod controls;
-pub mod help;
+pub mod guide;
 pub mod hint;
 pub mod record;
 pub mod side_choice;
@@ -26,7 +26,7 @@ use crate::{
     material,
     practice::{
         earlier::{LeftOut, use_earlier_marks},
-        game::PracticeGame,
+        replay::PracticeGame,
         review::{Marked, Review, ReviewResource, review},
         setup::Setup,
     },
@@ -34,7 +34,7 @@ use crate::{
 };
 
 use controls::Controls;
-use help::PracticeHelp;
+use guide::PracticeHelp;
 use hint::Hint;
 use record::Record;
 use side_choice::SideChoice;

@@ -9,7 +9,7 @@ use shakmaty::Position;
 use crate::{
     components::practice::{Marks, Shown},
     practice::{
-        game::PracticeGame,
+        replay::PracticeGame,
         review::{JUDGED_MOVES, Marked},
     },
 };

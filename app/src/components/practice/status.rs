@@ -10,7 +10,7 @@ use crate::{
         practice::{Marks, Shown},
     },
     practice::{
-        game::PracticeGame,
+        replay::PracticeGame,
         review::{Marked, Review, ReviewResource},
     },
     text::capitalized,

@@ -10,8 +10,8 @@ use crate::{
         practice::{Marks, Shown},
     },
     practice::{
-        game::{End, PracticeGame},
         judge::{Judgement, Mark},
+        replay::{End, PracticeGame},
         review::Marked,
     },
 };

@@ -39,7 +39,7 @@ use crate::{
     },
     progress::Progress,
     store::{
-        format::{self, TableKind, TableLayout, file_name},
+        layout::{self, TableKind, TableLayout, file_name},
         quarantine::Quarantine,
     },
 };
@@ -185,11 +185,11 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
 /// list vouches for and its bytes, not their reading, are wrong.
 fn find_work(options: &BuildOptions, summary: &mut Summary) -> Vec<Work> {
     let mut work = Vec::new();
-    for path in format::table_files(&options.from, &mut summary.failures) {
-        match format::parse_file(&path) {
+    for path in layout::table_files(&options.from, &mut summary.failures) {
+        match layout::parse_file(&path) {
             Ok(layout) => work.push(Work::new(path, layout, None, options)),
             Err(err) => {
-                let damaged = !matches!(err, format::FormatError::Io { .. })
+                let damaged = !matches!(err, layout::FormatError::Io { .. })
                     && published::PublishedDigest::of(&file_name(&path)).is_some();
                 if damaged {
                     summary.damaged.push((path.clone(), err.to_string()));

@@ -29,8 +29,8 @@ use std::{
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::store::{
-    format::file_name,
     handles::{HandlePool, PooledFile},
+    layout::file_name,
     table_error::TableIoError,
 };
 

@@ -35,12 +35,12 @@ use super::{
 use crate::store::{
     context,
     disk_reads::DiskReads,
-    format::file_name,
     handles::HandlePool,
-    in_flight::{self, ReadsInFlight},
-    metrics::{ReadMetrics, Tier},
+    layout::file_name,
     pread::{PreadFile, PreadFilesystem},
     quarantine::{Quarantine, Watch},
+    read_counters::{ReadMetrics, Tier},
+    stuck_reads::{self, ReadsInFlight},
     table_error::{self, TableIoError},
 };
 
@@ -141,7 +141,7 @@ impl TieredFilesystem {
         self.slow.disk_reads()
     }
 
-    /// A table with a read out this long is suspect (see `store::in_flight`).
+    /// A table with a read out this long is suspect (see `store::stuck_reads`).
     #[must_use]
     pub fn with_stuck_read(mut self, limit: Duration) -> Self {
         self.slow = self.slow.with_stuck_read(limit);
@@ -377,7 +377,7 @@ impl Filesystem for TieredFilesystem {
         // table is being opened, as its header reads say after them.
         let _opening = self
             .in_flight()
-            .begin(&in_flight::table_of(&file_name(path)), ReadHint::Header);
+            .begin(&stuck_reads::table_of(&file_name(path)), ReadHint::Header);
         let meta =
             fs::metadata(path).map_err(|err| TableIoError::because(path, "cannot stat", err))?;
         if let Some(refused) = self.quarantine.refusal(path, &meta) {
@@ -485,7 +485,7 @@ impl TieredFile {
                 Err(err) if context::refused() => return Err(err),
                 // The table is suspect (a read of it is stuck): so is its
                 // prefix, and the slow tier is not asked either.
-                Err(err) if in_flight::stuck_read(&err).is_some() => return Err(err),
+                Err(err) if stuck_reads::stuck_read(&err).is_some() => return Err(err),
                 // No descriptor to reopen the prefix with: a passing shortage,
                 // not a reason to give the prefix up.
                 Err(err) if table_error::is_out_of_descriptors(&err) => Err(None),

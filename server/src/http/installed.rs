@@ -20,7 +20,7 @@ use axum::{
 
 use super::{AppState, error::HttpError};
 use crate::{
-    catalog, dtm::format as prophet_format, engine::Engine, store::format::variant_of_name,
+    catalog, dtm::format as prophet_format, engine::Engine, store::layout::variant_of_name,
 };
 
 /// `GET /tables`, from the lists made when the routes are made and the

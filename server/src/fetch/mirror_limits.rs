@@ -16,7 +16,7 @@ use std::{
 use app::variant::Variant;
 use reqwest::{Url, redirect};
 
-use crate::{catalog, dtm::format as prophet_format, store::format::file_name};
+use crate::{catalog, dtm::format as prophet_format, store::layout::file_name};
 
 /// The most bytes a file without a published size may have, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -29,7 +29,7 @@ use crate::{
     store::{
         self, context,
         embedded::EmbeddedFilesystem,
-        format::{file_name, variant_table_name},
+        layout::{file_name, variant_table_name},
     },
 };
 
