@@ -1,7 +1,7 @@
 import { test, expect, type Page } from './fixtures';
 import { fenOfUrl, fenUrl, openHydrated, waitForList } from './helpers';
 
-// Depth to mate from the embedded Prophet tables (issue 24), as a new user
+// Depth to mate from the embedded Prophet tables, as a new user
 // meets it: KBNvK's longest mate, mate in 33.
 
 const KBNvK = '8/8/8/8/8/7B/8/Nk5K w - - 0 1';

@@ -1,7 +1,7 @@
 import { test, expect } from './fixtures';
 import { fenOfUrl, fenUrl, openHydrated, waitForList } from './helpers';
 
-// Issue 11: results in words a player reads right, the clock, and why a
+// Results in words a player reads right, the clock, and why a
 // move is unknown.
 
 test('a cursed win and a blessed loss are labelled as what they are', async ({ page }) => {

@@ -7,11 +7,11 @@ import { gzipSync } from 'node:zlib';
 // moves, promotion, the practice page) are WASM files of their own (`cargo leptos --split`),
 // fetched on first use or when the browser is idle after hydration.
 
-// The first load's budget. Issue 25 aims at 260 KiB; splitting off the
+// The first load's budget. The aim was 260 KiB; splitting off the
 // parts a first visit does not need took the first load from 397 to 350
 // KiB, and the rest is the board, the move list, the verdict and what
 // hydration needs, mostly Leptos's own code (server/docs/benchmarks.md,
-// "The first load split (issue 25)"). Depth to mate (issue 24: mate in N
+// "The first load split"). Depth to mate (mate in N
 // on every move, the verdict's mate) took it to 362.6 KiB, the practice
 // page's lazy route to 366; an ASCII lowercase instead of str::to_lowercase
 // (and its Unicode tables) took it back to 354.1; the FEN box, the rules
@@ -20,7 +20,7 @@ import { gzipSync } from 'node:zlib';
 // (app::url) instead of leptos_router in the browser took it to 297.2;
 // concrete view types instead of `AnyView` (no erased components, `Either`
 // for the page's own branches) took it to 275.6; reading the API's JSON
-// without serde (app::json) took it to 247.2, under the issue's 260.
+// without serde (app::json) took it to 247.2, under the 260 aimed at.
 // This budget keeps it from growing back, with a little room for the next
 // labels. (What the server sends is smaller still with brotli; see the
 // next tests.)

@@ -1,7 +1,7 @@
 import { test, expect } from './fixtures';
 import { boardPieces, clickSquare, fenOfUrl, waitForList } from './helpers';
 
-// Issue 13: atomic and antichess on the board, in the list and in the URL.
+// Atomic and antichess on the board, in the list and in the URL.
 
 const atomic = '4k3/3n4/8/8/8/8/3Q4/K7 w - - 0 1';
 const antichess = '8/8/8/8/8/2n5/3P4/8 w - - 0 1';

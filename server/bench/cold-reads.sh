@@ -14,7 +14,7 @@
 # tier build` for TABLES and the DTM directory), WARM_LOG and LOG (the
 # halves of explore-34.txt), REQUESTS (2000). What FAST has no checksums
 # for (e.g. DTM files no MD5SUMS lists) is served with --allow-unchecked
-# where ZUGZWANG knows it, as before issue 38.
+# where ZUGZWANG knows it, as binaries from before checking by default did.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"

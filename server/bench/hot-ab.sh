@@ -25,7 +25,7 @@
 # per run and writes them to OUT_DIR/rows.md.
 #
 # Tables never checked (no `zugzwang verify --init`, no tier) are refused by
-# default since issue 38: binaries that know --allow-unchecked get it here
+# default (tables are trusted only once checked): binaries that know --allow-unchecked get it here
 # and serve them unchecked, as older binaries did (tables with recorded
 # checksums are checked all the same). To measure checked reads, record
 # them first (`zugzwang verify --init --state-dir S TABLES`) and give

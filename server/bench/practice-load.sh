@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # /standard's response times alone and while clients keep pages of long
-# practice games in flight (issue 40), for several binaries side by side:
+# practice games in flight, for several binaries side by side:
 # the configurations alternate within each round, so the machine's drifting
 # load hits them alike (server/docs/benchmarks.md, "A budget per request").
 #

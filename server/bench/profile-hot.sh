@@ -14,7 +14,7 @@
 # flags; the benchmark switches, e.g. --pool-only-probes, need
 # ZUGZWANG=target/release/zugzwang-bench). Tables never checked (no
 # `zugzwang verify --init`) are served with --allow-unchecked where
-# ZUGZWANG knows it, as before issue 38; give `--state-dir S` in
+# ZUGZWANG knows it, as binaries from before checking by default did; give `--state-dir S` in
 # SERVE_FLAGS after `zugzwang verify --init --state-dir S TABLES` to
 # profile checked reads. Needs perf, strace, and
 # inferno-collapse-perf / inferno-flamegraph (cargo install inferno).
@@ -53,7 +53,7 @@ replay_cmd=("$BENCH" replay)
 # Binaries before the byte-sized cache count entries instead.
 cache=(--cache-mb "$CACHE_MB")
 "$ZUGZWANG" serve --help | grep -q -- --cache-mb || cache=(--cache-entries "$CACHE_MB")
-# Since issue 38 tables never checked are refused unless --allow-unchecked
+# Tables never checked are refused unless --allow-unchecked
 # (binaries from before serve them without it); --mmap checks nothing and
 # takes no such flag.
 unchecked=()

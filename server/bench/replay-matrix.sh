@@ -33,7 +33,7 @@
 # OUT_DIR/CONFIG.trace.tsv with --read-trace, for read-trace.py).
 #
 # The slow tier's copy has no recorded checksums (a fast tier has them):
-# since issue 38 such tables are refused by default, so every run but mmap
+# such tables are refused by default, so every run but mmap
 # (which checks nothing and takes no such flag) gets --allow-unchecked
 # where ZUGZWANG knows it, and reads as the experiment table was measured.
 set -euo pipefail
@@ -117,7 +117,7 @@ replay() {
 # Binaries before the byte-sized cache count entries instead.
 cache_flag=--cache-mb
 "$ZUGZWANG" serve --help | grep -q -- --cache-mb || cache_flag=--cache-entries
-# Binaries before issue 38 serve unchecked tables without being asked.
+# Binaries from before checking by default serve unchecked tables without being asked.
 unchecked=()
 "$ZUGZWANG" serve --help | grep -q -- --allow-unchecked && unchecked=(--allow-unchecked)
 

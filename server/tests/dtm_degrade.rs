@@ -1,4 +1,4 @@
-//! Issue 38, "degrade, don't fail" and "no path in anything a client
+//! "Degrade, don't fail" and "no path in anything a client
 //! sees", for DTM: a Prophet table that is truncated or has flipped bytes
 //! leaves `dtm: null` for the positions it covers, and every answer is
 //! still the 200 the Syzygy tables give, with the same `dtz` and

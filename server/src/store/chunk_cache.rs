@@ -124,7 +124,7 @@ type Shard = unsync::Cache<Key, Box<[u8]>, ChunkBytes>;
 /// with perf on hot requests, this cache's code took 10.6-11.1 % of the
 /// server's CPU that way, against 4.5-7.6 % for the hand-written clock
 /// lists it replaced and 5.1-6.6 % as it is here (server/docs/benchmarks.md,
-/// "One cache library (issue 39)"). Behind our own lock a hit reads the
+/// "One cache library"). Behind our own lock a hit reads the
 /// chunk where it lies.
 pub struct ChunkCache {
     shards: Box<[RwLock<Shard>]>,

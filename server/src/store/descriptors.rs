@@ -35,7 +35,7 @@ pub struct DescriptorBudget {
     /// Connections that may be open at once.
     pub connections: u64,
     /// Table files (tables, prefixes, large checksum lists) open at once;
-    /// the least recently used are closed beyond it.
+    /// beyond it the coldest are closed (`store::handles`).
     pub table_handles: u64,
 }
 

@@ -205,7 +205,7 @@ impl StoreMetrics {
         );
         out.gauge(
             "zugzwang_table_handles_budget",
-            "Table files kept open at most; the least recently used are closed beyond it.",
+            "Table files kept open at most; beyond it the coldest (read once, or not read for longest) are closed.",
             handles.map_or(0, |h| h.budget() as u64),
         );
         out.gauge(

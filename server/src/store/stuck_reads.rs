@@ -238,11 +238,7 @@ impl ReadsInFlight {
             "How long the oldest table read in flight has been waiting for the disk (0: none out). Above --stuck-read-secs its table is suspect.",
             Kind::Gauge,
         );
-        out.sample(
-            name,
-            &[],
-            format!("{:.3}", self.oldest().unwrap_or_default().as_secs_f64()),
-        );
+        out.sample(name, &[], seconds(self.oldest().unwrap_or_default()));
         let suspects = self.suspects();
         out.gauge(
             "zugzwang_tables_stuck",
@@ -256,11 +252,8 @@ impl ReadsInFlight {
             Kind::Gauge,
         );
         for suspect in suspects.iter() {
-            out.sample(
-                name,
-                &[("table", &suspect.table)],
-                format!("{:.3}", suspect.since.elapsed().as_secs_f64()),
-            );
+            let age = seconds(suspect.since.elapsed());
+            out.sample(name, &[("table", &suspect.table)], age);
         }
         out.counter(
             "zugzwang_stuck_read_refusals_total",
@@ -477,6 +470,11 @@ pub fn wait_while_stalled(table: &str) {
     while stems.iter().any(|s| table.starts_with(s)) {
         stems = wait(&STALLS.released, stems);
     }
+}
+
+/// A duration as `/metrics` gives seconds: to the millisecond.
+fn seconds(duration: Duration) -> String {
+    format!("{:.3}", duration.as_secs_f64())
 }
 
 #[cfg(test)]
