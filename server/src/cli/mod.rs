@@ -17,9 +17,9 @@ use std::{ffi::OsString, path::PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 use crate::{
-    engine::EngineConfig,
-    service::memory_budget,
-    store::{DEFAULT_DATA_CACHE_BYTES, StoreOptions},
+    engine::{EngineConfig, MemoryBudget},
+    service::memory_limit,
+    store::StoreOptions,
 };
 
 #[derive(Debug, Parser)]
@@ -77,9 +77,16 @@ pub struct TableArgs {
     /// binary answer `dtm`.
     #[arg(long = "dtm", value_name = "DIR")]
     pub dtm: Vec<PathBuf>,
+    /// Megabytes all the caches together may hold (answers, data blocks,
+    /// table indexes, DTM blocks, the probe memo), split among them by one
+    /// rule; a cache's own flag overrides its share. Default: a sixteenth
+    /// of MemAvailable or of the container's memory limit, whichever is
+    /// smaller, at least 32 and at most 80.
+    #[arg(long, value_name = "MB")]
+    pub memory_mb: Option<u64>,
     /// Megabytes of decompressed DTM blocks kept in memory: a DTM lookup
-    /// otherwise decompresses 64 KiB. 0 keeps none. Default: 256, at most
-    /// an eighth of MemAvailable at start.
+    /// otherwise decompresses 64 KiB. 0 keeps none. Default: 15 % of
+    /// --memory-mb.
     #[arg(long, value_name = "MB")]
     pub dtm_cache_mb: Option<u64>,
     /// Blocking threads probing tables at once (the probes of one request run in parallel on them).
@@ -126,13 +133,14 @@ pub struct TableArgs {
     /// Megabytes of table indexes (headers, sparse indexes, block lengths)
     /// kept in process memory, so a lookup costs at most its data block
     /// even when the page cache cannot hold the tables. 0 keeps none.
-    /// Default: an eighth of MemAvailable at start.
+    /// Default: 20 % of --memory-mb.
     #[arg(long, value_name = "MB")]
     pub index_cache_mb: Option<u64>,
     /// Megabytes of table data blocks kept in process memory, so that the
-    /// blocks requests revisit cost no system call. 0 keeps none.
-    #[arg(long, value_name = "MB", default_value_t = DEFAULT_DATA_CACHE_BYTES >> 20)]
-    pub data_cache_mb: u64,
+    /// blocks requests revisit cost no system call. 0 keeps none. Default:
+    /// 25 % of --memory-mb.
+    #[arg(long, value_name = "MB")]
+    pub data_cache_mb: Option<u64>,
 }
 
 /// Where what is learnt about tables is kept when their directories cannot
@@ -190,13 +198,24 @@ impl TableArgs {
             .collect()
     }
 
+    /// The caches' budget: `--memory-mb` (or its default) split by the
+    /// rule, with the caches given their own flag taken at their word.
+    pub fn memory_budget(&self) -> MemoryBudget {
+        let split = MemoryBudget::split(memory_limit::budget_bytes(self.memory_mb));
+        MemoryBudget {
+            index: mb_or(self.index_cache_mb, split.index),
+            data: mb_or(self.data_cache_mb, split.data),
+            dtm_blocks: mb_or(self.dtm_cache_mb, split.dtm_blocks),
+            ..split
+        }
+    }
+
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             tables: self.dirs.clone(),
             atomic: self.atomic.clone(),
             antichess: self.antichess.clone(),
             dtm: self.dtm.clone(),
-            dtm_cache_bytes: memory_budget::dtm_cache_bytes(self.dtm_cache_mb),
             store: StoreOptions {
                 mmap: self.mmap,
                 advise_random: self.advise_random,
@@ -206,15 +225,21 @@ impl TableArgs {
                 allow_unchecked: self.allow_unchecked,
                 state_dir: self.state.resolve(),
                 table_handles: None,
-                index_cache_bytes: memory_budget::index_cache_bytes(self.index_cache_mb),
-                data_cache_bytes: self.data_cache_mb.saturating_mul(1 << 20),
+                index_cache_bytes: 0,
+                data_cache_bytes: 0,
                 read_trace: None,
                 stuck_read: self.stuck_read_secs,
             },
             probe_threads: self.probe_threads,
             ..EngineConfig::default()
         }
+        .budgeted(self.memory_budget())
     }
+}
+
+/// `mb` megabytes when given, else `otherwise` bytes.
+pub fn mb_or(mb: Option<u64>, otherwise: u64) -> u64 {
+    mb.map_or(otherwise, |mb| mb.saturating_mul(1 << 20))
 }
 
 /// Why a command failed; printed after `zugzwang: ` with a failing exit status.

@@ -10,7 +10,7 @@ use std::{
 use clap::Args;
 use leptos::prelude::LeptosOptions;
 
-use super::{TableArgs, process};
+use super::{TableArgs, mb_or, process};
 use crate::{
     engine::{Engine, EngineConfig, LoadError},
     http::{AppState, deadline, metrics_router, router},
@@ -38,15 +38,16 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub tables: TableArgs,
     /// Megabytes of answers kept in the response cache, each weighed by its
-    /// size (0: none kept; identical requests in flight are still computed once).
-    #[arg(long, default_value_t = 64, value_name = "MB")]
-    pub cache_mb: u64,
+    /// size (0: none kept; identical requests in flight are still computed
+    /// once). Default: 30 % of --memory-mb.
+    #[arg(long, value_name = "MB")]
+    pub cache_mb: Option<u64>,
     /// Megabytes of recent positions' probe results kept for later requests
     /// (about 100 bytes a position; 0: none kept). An explorer's requests
     /// probe many positions an earlier request probed: its position was one
-    /// of the moves of the request before.
-    #[arg(long, default_value_t = 32, value_name = "MB")]
-    pub probe_memo_mb: u64,
+    /// of the moves of the request before. Default: 10 % of --memory-mb.
+    #[arg(long, value_name = "MB")]
+    pub probe_memo_mb: Option<u64>,
     /// Requests allowed in progress at once; more are refused with 503 and Retry-After.
     #[arg(long, default_value_t = 512)]
     pub max_pending: usize,
@@ -288,16 +289,18 @@ fn open_engine(
     knobs: &BenchKnobs,
     budget: &DescriptorBudget,
 ) -> Result<Engine, LoadError> {
+    let tables = args.tables.engine_config();
     let mut config = EngineConfig {
-        cache_bytes: args.cache_mb.saturating_mul(1 << 20),
-        memo_bytes: args.probe_memo_mb.saturating_mul(1 << 20),
+        cache_bytes: mb_or(args.cache_mb, tables.cache_bytes),
+        memo_bytes: mb_or(args.probe_memo_mb, tables.memo_bytes),
         max_pending: args.max_pending,
         sequential_probes: knobs.sequential_probes,
         inline_probes: !knobs.pool_only_probes,
-        ..args.tables.engine_config()
+        ..tables
     };
     config.store.table_handles = Some(saturating_usize(budget.table_handles));
     config.store.read_trace = knobs.read_trace.clone();
+    tracing::info!("memory budget: {}", config.memory_budget().describe());
     let engine = Engine::open(&config)?;
     for dir in engine.directories() {
         tracing::info!(

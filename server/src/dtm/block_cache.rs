@@ -29,7 +29,8 @@ pub type BlockKey = (u64, u64);
 /// bookkeeping), counted so the budget bounds memory.
 const ENTRY_OVERHEAD: u64 = 128;
 
-/// The budget unless told (`serve --dtm-cache-mb`): 4,000 blocks. An
+/// The budget of a reader opened on its own (tools, tests); `serve` gives
+/// the cache its share of the memory budget (`engine::memory_budget`). An
 /// explorer's walk through 2- to 4-piece endings touches about 200 MB of
 /// blocks; at 64 MiB one lookup in ten missed (one
 /// decompression per request, +45 % CPU), at 256 MiB nearly none (+10 %;

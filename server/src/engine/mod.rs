@@ -11,6 +11,7 @@ pub mod error;
 pub mod load_shedding;
 pub mod mainline;
 pub mod mate_line;
+pub mod memory_budget;
 pub mod order;
 pub mod pool;
 pub mod probe_memo;
@@ -36,6 +37,7 @@ use pool::ProbePool;
 pub use answer_cache::{AnswerCache, CacheStats};
 pub use error::EngineError;
 pub use load_shedding::LoadShedding;
+pub use memory_budget::MemoryBudget;
 pub use probe_memo::{MemoStats, ProbeMemo};
 pub use table_set::TableSet;
 pub use tablebases::{LoadError, LoadedDirectory, TableDirs, TableDirsByVariant, Tables};
@@ -94,14 +96,43 @@ impl Default for EngineConfig {
             atomic: Vec::new(),
             antichess: Vec::new(),
             dtm: Vec::new(),
-            dtm_cache_bytes: crate::dtm::block_cache::DEFAULT_BYTES,
+            dtm_cache_bytes: 0,
             store: StoreOptions::default(),
             probe_threads: 16,
             max_pending: 512,
-            cache_bytes: 64 << 20,
-            memo_bytes: 32 << 20,
+            cache_bytes: 0,
+            memo_bytes: 0,
             sequential_probes: false,
             inline_probes: true,
+        }
+        .budgeted(MemoryBudget::split(memory_budget::DEFAULT_TOTAL))
+    }
+}
+
+impl EngineConfig {
+    /// The config with every cache sized from `budget`.
+    pub fn budgeted(self, budget: MemoryBudget) -> EngineConfig {
+        EngineConfig {
+            cache_bytes: budget.responses,
+            memo_bytes: budget.probe_memo,
+            dtm_cache_bytes: budget.dtm_blocks,
+            store: StoreOptions {
+                index_cache_bytes: budget.index,
+                data_cache_bytes: budget.data,
+                ..self.store
+            },
+            ..self
+        }
+    }
+
+    /// What the config gives each cache.
+    pub fn memory_budget(&self) -> MemoryBudget {
+        MemoryBudget {
+            responses: self.cache_bytes,
+            probe_memo: self.memo_bytes,
+            index: self.store.index_cache_bytes,
+            data: self.store.data_cache_bytes,
+            dtm_blocks: self.dtm_cache_bytes,
         }
     }
 }
@@ -132,6 +163,8 @@ pub struct Engine {
     store_metrics: Arc<StoreMetrics>,
     /// Tables served without ever being checked (`--allow-unchecked`).
     unchecked: Arc<UncheckedTables>,
+    /// What the caches were given, for `/metrics`.
+    memory_budget: MemoryBudget,
 }
 
 impl Engine {
@@ -233,7 +266,13 @@ impl Engine {
             directories,
             store_metrics: Arc::default(),
             unchecked: Arc::default(),
+            memory_budget: config.memory_budget(),
         })
+    }
+
+    /// What the caches were given.
+    pub fn memory_budget(&self) -> MemoryBudget {
+        self.memory_budget
     }
 
     /// The figures of the store the engine's tables are read through.

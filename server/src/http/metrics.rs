@@ -39,6 +39,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     render_load(&mut out, &state);
     render_cache(&mut out, state.engine.cache_stats().await);
     render_memo(&mut out, state.engine.memo_stats());
+    state.engine.memory_budget().render(&mut out);
     render_process(&mut out, ProcessHealth::sample());
     (
         [(

@@ -13,8 +13,8 @@
 //! This is the fast tier's idea (`store::tier`) with RAM as the fast
 //! storage, and needs no build step: the index is learnt as it is read, in
 //! chunks of [`CHUNK`] bytes, the coldest dropped beyond a byte
-//! budget (`serve --index-cache-mb`, by default sized from MemAvailable at
-//! start).
+//! budget (`serve --index-cache-mb`, by default a share of the memory
+//! budget, `engine::memory_budget`).
 //!
 //! Data blocks are the bulk of a table, so they are not kept beside the
 //! index: they go to a second, small cache of their own (`serve

@@ -82,7 +82,7 @@ pub struct StoreOptions {
     /// leaves after connections (`store::descriptors::DescriptorBudget`).
     pub table_handles: Option<usize>,
     /// Bytes of table indexes kept in process memory (`chunk_cache`);
-    /// 0 keeps none. `serve` sizes it from MemAvailable unless told.
+    /// 0 keeps none. `serve` gives it its share of the memory budget.
     pub index_cache_bytes: u64,
     /// Bytes of table data blocks kept in process memory (`chunk_cache`'s
     /// data cache); 0 keeps none.
