@@ -40,7 +40,8 @@ pub struct ExplorerState {
     pub answer: AnswerResource,
     pub tables: TablesResource,
     /// The FEN the FEN box, the rules switch and the practice link offer:
-    /// the legal position's in full, else the URL's as it is spelled.
+    /// the editor's while it is open, else the legal position's in full,
+    /// else the URL's as it is spelled.
     pub fen_shown: Signal<String>,
 }
 
@@ -57,7 +58,13 @@ pub fn use_explorer() -> ExplorerState {
     let (answers, answer) = use_answers(url.variant, shown.parsed);
     let tables = use_installed_tables(url.variant);
     use_shortcuts(orientation, mode, history);
-    let fen_shown = Signal::derive(move || url.current_fen.get().unwrap_or_else(|| url.fen.get()));
+    // While the editor is open, its position as it is set up.
+    let fen_shown = Signal::derive(move || {
+        editor_fen
+            .get()
+            .or_else(|| url.current_fen.get())
+            .unwrap_or_else(|| url.fen.get())
+    });
     ExplorerState {
         url,
         shown,

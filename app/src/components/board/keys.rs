@@ -6,15 +6,14 @@
 use leptos::{html, prelude::*, wasm_bindgen::JsCast, web_sys};
 use shakmaty::{Color, File, Rank, Square};
 
-/// The board's name for screen readers, with how to use it by keyboard.
-pub fn board_label(orientation: Color) -> String {
+/// The board's name for screen readers, with how to use it by keyboard:
+/// `enter` says what Enter does (the play board plays, the editor edits).
+pub fn board_label(orientation: Color, enter: &str) -> String {
     let bottom = match orientation {
         Color::White => "White",
         Color::Black => "Black",
     };
-    format!(
-        "Board, {bottom} at the bottom. Arrow keys move between squares; Enter picks a piece and plays it."
-    )
+    format!("Board, {bottom} at the bottom. Arrow keys move between squares; {enter}.")
 }
 
 /// What a key on the board does.
@@ -76,7 +75,7 @@ pub fn on_board_keydown(
 }
 
 /// Puts the keyboard focus on a square of the board.
-fn focus_square(node: NodeRef<html::Div>, sq: Square) {
+pub fn focus_square(node: NodeRef<html::Div>, sq: Square) {
     let Some(board) = node.get_untracked() else {
         return;
     };

@@ -82,7 +82,7 @@ pub fn Board(
                 class="board"
                 class:flipped=move || orientation.get() == Color::Black
                 role="group"
-                aria-label=move || board_label(orientation.get())
+                aria-label=move || board_label(orientation.get(), "Enter picks a piece and plays it")
                 on:keydown=move |ev| {
                     if play.promotion.get_untracked().is_none() {
                         on_board_keydown(&ev, cursor, orientation.get_untracked(), play.node, |sq| { play.activate(sq); });

@@ -1,8 +1,9 @@
 //! Choosing the position to explore: the editor, the FEN box, the rules.
 //!
-//! The position editor: place pieces from a palette of both colours, move
-//! them by dragging, remove them by clicking or by dragging off the board
-//! (or from the keyboard: arrows and Enter); clear, side to move, castling
+//! The position editor: place pieces from a palette of both colours (a tap
+//! on the board, or a drag from the palette), move them by dragging or
+//! click-click, remove them by clicking or by dragging off the board (or
+//! from the keyboard: arrows and Enter); clear, side to move, castling
 //! rights, en passant, the clocks, mirror and swap colours.
 //!
 //! The page analyses the position as it is set up (`live`); leaving the
@@ -16,12 +17,12 @@ mod rights;
 pub mod variant_switch;
 
 use leptos::{ev, html, prelude::*, task::spawn_local, web_sys::PointerEvent};
-use shakmaty::{Color, Square, fen::Fen};
+use shakmaty::{Color, Piece, Square, fen::Fen};
 
 use crate::components::board::{
-    drag::{Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
+    drag::{BoardPoint, Drag, capture_pointer, drop_piece, follow_pointer, ghost, pressed_square},
     geometry::display_square,
-    keys::{board_label, on_board_keydown},
+    keys::{board_label, focus_square, on_board_keydown},
     square::{square_shade, square_view},
 };
 use check::{check_rules, check_tables};
@@ -32,6 +33,10 @@ use crate::{
     hooks::{mode::Mode, url_position::use_variant},
     variant::Variant,
 };
+
+/// What Enter does on the editor's board, for its name to screen readers.
+const EDITOR_ENTER: &str = "Enter places the selected piece (a second Enter on it removes it), \
+    or with Move picks a piece up and puts it down, or with Remove removes it";
 
 /// The position being set up, and what the pointer is doing to it.
 #[derive(Clone, Copy)]
@@ -46,6 +51,8 @@ struct Setup {
     cursor: RwSignal<Square>,
     lifted: RwSignal<Option<Square>>,
     drag: RwSignal<Option<Drag>>,
+    /// Whether the drag on brings a new piece from the tray.
+    tray: RwSignal<bool>,
     orientation: RwSignal<Color>,
     node: NodeRef<html::Div>,
     /// The rules the position is checked under.
@@ -79,6 +86,7 @@ pub fn Editor(
         cursor: RwSignal::new(Square::A1),
         lifted: RwSignal::new(None),
         drag: RwSignal::new(None),
+        tray: RwSignal::new(false),
         orientation,
         node: NodeRef::new(),
         message: RwSignal::new(None),
@@ -90,6 +98,13 @@ pub fn Editor(
     let done = leave(setup, checking, mode, on_done);
     Effect::new(move |_| live.set(Some(setup.fen())));
     cancel_on_escape(on_cancel);
+    // Opened by "e" or the toolbar button, the focus moves into the editor,
+    // on the board's cursor square (its one tab stop).
+    Effect::new(move |_| {
+        if setup.node.get().is_some() {
+            focus_square(setup.node, setup.cursor.get_untracked());
+        }
+    });
     Effect::watch(
         move || mode.get(),
         move |mode, _, _| {
@@ -184,9 +199,8 @@ impl Setup {
         })
     }
 
-    /// A click or Enter on a square: the tool acts on it. With the hand, a
-    /// first Enter lifts the piece and a second one puts it down (a click
-    /// with the hand drags instead, see `press`).
+    /// A tap or Enter on a square: the tool acts on it. With the hand, a
+    /// first one lifts the piece and a second one puts it down (click-click).
     fn act(self, sq: Square) {
         self.message.set(None);
         match self.tool.get_untracked() {
@@ -216,8 +230,10 @@ impl Setup {
         }
     }
 
-    /// A press on the board: the tool acts on the square, or the hand
-    /// picks its piece up.
+    /// A press on the board. A press on a piece may start a drag, whatever
+    /// the tool (a drag moves the piece pressed; a tap is the tool's, see
+    /// `release`); a press on an empty square places the selected piece, and
+    /// with a piece lifted (click-click) it puts that piece down.
     fn press(self, ev: PointerEvent) {
         let Some((at, sq)) = pressed_square(self.node, &ev, self.orientation.get_untracked())
         else {
@@ -225,32 +241,75 @@ impl Setup {
         };
         ev.prevent_default();
         self.cursor.set(sq);
-        if self.tool.get_untracked() != Tool::Hand {
-            return self.act(sq);
-        }
-        self.message.set(None);
-        self.lifted.set(None);
-        if let Some(piece) = self.board.with_untracked(|b| b.piece_at(sq)) {
-            self.drag.set(Some(Drag::new(sq, piece, at)));
-            capture_pointer(self.node, &ev);
+        let tool = self.tool.get_untracked();
+        let piece = self.board.with_untracked(|b| b.piece_at(sq));
+        let lifted = self.lifted.get_untracked().is_some();
+        match (tool, piece) {
+            (Tool::Erase, _) | (Tool::Place(_), None) => self.act(sq),
+            (Tool::Hand, _) if lifted => self.act(sq),
+            (_, Some(piece)) => {
+                self.message.set(None);
+                self.tray.set(false);
+                self.drag.set(Some(Drag::new(sq, piece, at)));
+                capture_pointer(self.node, &ev);
+            }
+            (Tool::Hand, None) => {}
         }
     }
 
-    /// A release: a dragged piece lands, or leaves the board if dropped off it.
+    /// A press on a tray piece: selects it, and starts a drag that places
+    /// it where it is dropped on the board. The board captures the pointer,
+    /// so the drag's moves and its release reach the board's handlers.
+    fn grab(self, ev: PointerEvent, piece: Piece) {
+        if ev.button() != 0 {
+            return;
+        }
+        self.tool.set(Tool::Place(piece));
+        self.lifted.set(None);
+        let Some(at) = BoardPoint::of(self.node, &ev) else {
+            return;
+        };
+        ev.prevent_default();
+        self.tray.set(true);
+        // The square is unused: `tray` says the piece is new.
+        self.drag.set(Some(Drag::new(Square::A1, piece, at)));
+        capture_pointer(self.node, &ev);
+    }
+
+    /// A release: a dragged piece lands (a tray piece is placed, a board
+    /// piece moves, or leaves the board if dropped off it); a press that did
+    /// not move is a tap, which the tool acts on.
     fn release(self, ev: PointerEvent) {
         let Some((d, target)) =
             drop_piece(self.drag, self.node, &ev, self.orientation.get_untracked())
         else {
             return;
         };
+        let from_tray = self.tray.get_untracked();
+        self.tray.set(false);
+        if !d.moved() {
+            if !from_tray {
+                self.act(d.from);
+            }
+            return;
+        }
+        self.message.set(None);
         self.board.update(|b| match target {
-            Some(to) if to == d.from => {}
+            Some(to) if !from_tray && to == d.from => {}
             Some(to) => {
-                b.discard_piece_at(d.from);
+                if !from_tray {
+                    b.discard_piece_at(d.from);
+                }
                 b.set_piece_at(to, d.piece);
             }
+            None if from_tray => {}
             None => b.discard_piece_at(d.from),
         });
+    }
+
+    /// The drag as the squares see it: a piece from the tray lifts none of them.
+    fn board_drag(self) -> Signal<Option<Drag>> {
+        Signal::derive(move || self.drag.get().filter(|_| !self.tray.get()))
     }
 
     fn board_view(self) -> impl IntoView {
@@ -272,7 +331,7 @@ impl Setup {
                         sq,
                         class,
                         self.board.into(),
-                        self.drag.into(),
+                        self.board_drag(),
                         self.cursor,
                     )
                 })
@@ -283,13 +342,16 @@ impl Setup {
                 <div
                     class="board editing"
                     role="group"
-                    aria-label=move || board_label(self.orientation.get())
+                    aria-label=move || board_label(self.orientation.get(), EDITOR_ENTER)
                     on:keydown=move |ev| on_board_keydown(&ev, self.cursor, self.orientation.get_untracked(), self.node, |sq| self.act(sq))
                     node_ref=self.node
                     on:pointerdown=move |ev| self.press(ev)
                     on:pointermove=move |ev| follow_pointer(self.drag, self.node, &ev)
                     on:pointerup=move |ev| self.release(ev)
-                    on:pointercancel=move |_| self.drag.set(None)
+                    on:pointercancel=move |_| {
+                        self.drag.set(None);
+                        self.tray.set(false);
+                    }
                 >
                     {squares}
                     {ghost(self.drag.into())}
@@ -304,11 +366,11 @@ impl Setup {
         view! {
             <div class="editor">
                 <div class="palette">
-                    {palette::pieces(self.tool, Color::White)}
+                    {palette::pieces(self.tool, Color::White, move |ev, piece| self.grab(ev, piece))}
                 </div>
                 {self.board_view()}
                 <div class="palette">
-                    {palette::pieces(self.tool, Color::Black)}
+                    {palette::pieces(self.tool, Color::Black, move |ev, piece| self.grab(ev, piece))}
                     {tool_button(self.tool, Tool::Hand, "hand", "Move pieces (drag off the board to remove)", "Move")}
                     {tool_button(self.tool, Tool::Erase, "erase", "Remove pieces", "Remove")}
                 </div>

@@ -81,11 +81,13 @@ impl Rights {
             .map(|(i, right)| {
                 let right = *right;
                 let possible = move || board.with(|b| castling_possible(b, &right));
-                let label = castling_label(&right);
+                let (label, name) = castling_label(&right);
                 view! {
                     <label title=label>
+                        // The FEN letters alone read alike to a screen reader.
                         <input
                             type="checkbox"
+                            aria-label=name
                             name=format!("castling-{}", right.0)
                             prop:checked=move || castling.get()[i] && possible()
                             disabled=move || !possible()
@@ -177,12 +179,13 @@ fn castling_possible(
             })
 }
 
-fn castling_label(&(c, ..): &(char, Color, Square, Square)) -> &'static str {
+/// A castling right's tooltip, and its name for screen readers.
+fn castling_label(&(c, ..): &(char, Color, Square, Square)) -> (&'static str, &'static str) {
     match c {
-        'K' => "White may castle king side",
-        'Q' => "White may castle queen side",
-        'k' => "Black may castle king side",
-        _ => "Black may castle queen side",
+        'K' => ("White may castle king side", "White O-O"),
+        'Q' => ("White may castle queen side", "White O-O-O"),
+        'k' => ("Black may castle king side", "Black O-O"),
+        _ => ("Black may castle queen side", "Black O-O-O"),
     }
 }
 
