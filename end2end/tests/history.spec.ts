@@ -192,3 +192,46 @@ test('stepping through the mainline extends the history; its end brings the whol
   await page.locator('body').press('ArrowLeft');
   await expect(line.locator('.line-pos')).toHaveText(`${plies - 1} / ${plies}`);
 });
+
+test('the moves played stay in the URL: a reload and a shared link keep them, and stepping back works', async ({ page, browser }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  await page.locator('.move-list .move[data-san="Rh7"]').click();
+  await waitForList(page, afterRh7);
+  await page.locator('.move-list .move[data-san="Kd8"]').click();
+  await waitForList(page, afterKd8);
+  const afterRa7 = '3k4/R7/8/8/8/8/8/4K3 b - - 3 2';
+  await page.locator('.move-list .move[data-san="Ra7"]').click();
+  await waitForList(page, afterRa7);
+  const panel = page.locator('.history');
+  await expect(panel.locator('.movetext')).toHaveText('1. Rh7 Kd8 2. Ra7');
+  await expect.poll(() => new URL(page.url()).searchParams.get('moves')).toBe('h1h7_e8d8_h7a7');
+
+  await page.reload();
+  await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  await expect(panel.locator('.movetext')).toHaveText('1. Rh7 Kd8 2. Ra7');
+  await expect(panel.locator('.ply[aria-current]')).toHaveText('Ra7');
+  await panel.locator('.step-button.step-back').click();
+  await expect.poll(() => fenOfUrl(page.url())).toBe(afterKd8);
+  await expect(panel.locator('.ply[aria-current]')).toHaveText('Kd8');
+  // Stepped back, the URL still holds the whole line: forward works after a reload too.
+  await page.reload();
+  await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  await expect(panel.locator('.movetext')).toHaveText('1. Rh7 Kd8 2. Ra7');
+  await expect(panel.locator('.ply[aria-current]')).toHaveText('Kd8');
+  await panel.locator('.step-button.step-forward').click();
+  await expect.poll(() => fenOfUrl(page.url())).toBe(afterRa7);
+
+  // The browser's back button walks the moves and keeps the line.
+  await page.goBack();
+  await expect.poll(() => fenOfUrl(page.url())).not.toBe(afterRa7);
+  await expect(panel.locator('.movetext')).toHaveText('1. Rh7 Kd8 2. Ra7');
+
+  // A shared link opens with the moves in a fresh tab.
+  const shared = page.url();
+  const other = await browser.newPage();
+  await other.goto(shared);
+  await expect(other.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  await expect(other.locator('.history .movetext')).toHaveText('1. Rh7 Kd8 2. Ra7');
+  await other.close();
+});

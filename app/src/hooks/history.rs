@@ -8,8 +8,12 @@
 //! back and forward) lands in it without telling it: a position one legal
 //! move from the cursor extends the line there, a position already in the
 //! line moves the cursor, anything else starts a new line.
+//!
+//! The URL holds the line too (`&from=<start>&moves=h1h7_e8d8`, beside the
+//! position on show in `fen`), as practice links hold their moves, so a
+//! reload, back/forward and a shared link keep the moves played.
 
-use crate::url::{NavigateOptions, use_navigate};
+use crate::url::{NavigateOptions, Query, use_navigate, use_query_map};
 use leptos::prelude::*;
 use shakmaty::{Position, Square};
 
@@ -18,7 +22,7 @@ use crate::{
     hooks::last_moves::LastMoves,
     move_squares::move_squares,
     position::to_fen,
-    source::position_href,
+    source::{encode, position_href},
     {game::parse_game_fen, variant::Variant},
 };
 
@@ -72,6 +76,29 @@ impl Line {
         self.plies.iter().position(|p| p.fen == fen).map(|i| i + 1)
     }
 
+    /// The line a URL names: `moves` (UCI) played from `start`, with the
+    /// cursor on `at`; `None` if a move is not legal there or `at` is not
+    /// in the line.
+    pub fn replay(variant: Variant, start: String, moves: &str, at: &str) -> Option<Line> {
+        let mut line = Line::in_variant(variant, start);
+        for uci in moves.split('_').filter(|m| !m.is_empty()) {
+            let from = line.fen_at(line.plies.len())?;
+            let ply = find_ply(variant, from, |m, _| m == uci)?;
+            line.plies.push(ply);
+        }
+        line.cursor = line.index_of(at)?;
+        Some(line)
+    }
+
+    /// The line's part of the URL (`&from=...&moves=...`), empty without moves.
+    pub fn url_params(&self) -> (Option<String>, Option<String>) {
+        if self.plies.is_empty() {
+            return (None, None);
+        }
+        let moves: Vec<&str> = self.plies.iter().map(|p| p.uci.as_str()).collect();
+        (Some(encode(&self.start)), Some(moves.join("_")))
+    }
+
     /// Follows the board to `fen`; true if the line changed. A FEN holds the
     /// move number, so no position comes twice in one line.
     pub fn observe(&mut self, fen: &str) -> bool {
@@ -97,18 +124,20 @@ impl Line {
 
 /// The legal move from one position to the other, if there is one.
 fn ply_between(variant: Variant, from: &str, to: &str) -> Option<Ply> {
+    find_ply(variant, from, |_, fen| fen == to)
+}
+
+/// The first legal move from `from` whose UCI and position after it
+/// `wanted` accepts.
+fn find_ply(variant: Variant, from: &str, wanted: impl Fn(&str, &str) -> bool) -> Option<Ply> {
     let pos = parse_game_fen(variant, from).ok()?;
     pos.legal_moves().into_iter().find_map(|m| {
-        let mut after = pos.clone();
-        after.play_unchecked(m);
-        if to_fen(&after) != to {
-            return None;
-        }
-        let (info, _) = MoveInfo::play(&pos, m);
-        Some(Ply {
+        let (info, after) = MoveInfo::play(&pos, m);
+        let fen = to_fen(&after);
+        wanted(&info.uci, &fen).then(|| Ply {
             san: info.san,
             uci: info.uci,
-            fen: to.to_string(),
+            fen,
             squares: move_squares(&m),
         })
     })
@@ -170,10 +199,14 @@ impl MoveHistory {
                 (changed, changed)
             })
             .unwrap_or(false);
-        if !changed {
-            return;
+        if changed {
+            self.record_last_move(fen);
         }
-        // The move that led here, highlighted again when stepping back to it.
+    }
+
+    /// The move that led to the cursor's position, highlighted again when
+    /// stepping back to it.
+    fn record_last_move(self, fen: &str) {
         let squares = self.line.with_untracked(|l| {
             l.cursor
                 .checked_sub(1)
@@ -249,7 +282,56 @@ pub fn use_history(
         }
         history.observe(&fen);
     });
+    keep_in_url(history, variant, current_fen);
     history
+}
+
+/// Reads the line from the URL once the page is live (the server's page
+/// shows no moves, so hydration finds what it rendered), then writes it
+/// back whenever it or the URL changes: a move or a link drops it from the
+/// URL, and the orientation's own writing may too.
+fn keep_in_url(history: MoveHistory, variant: Memo<Variant>, current_fen: Memo<Option<String>>) {
+    let query = use_query_map();
+    let navigate = use_navigate();
+    let params = |q: &Query| (q.get("from"), q.get("moves"));
+    Effect::new(move |restored: Option<()>| {
+        let (line_params, fen) = (history.line.with(Line::url_params), current_fen.get());
+        let url_params = query.with(params);
+        let Some(fen) = fen else {
+            return;
+        };
+        if restored.is_none() {
+            if let (Some(start), Some(moves)) = url_params {
+                let start = start.replace('_', " ");
+                if let Some(line) = Line::replay(variant.get_untracked(), start, &moves, &fen) {
+                    history.line.set(line);
+                    history.record_last_move(&fen);
+                }
+            }
+            return;
+        }
+        // Encoded as the URL has them once written, for the comparison.
+        let url_params = (url_params.0.map(|s| encode(&s)), url_params.1);
+        if line_params == url_params
+            || history
+                .line
+                .with(|l| l.fen_at(l.cursor) != Some(fen.as_str()))
+        {
+            return;
+        }
+        let mut href = position_href(variant.get_untracked(), &fen);
+        if let (Some(start), Some(moves)) = line_params {
+            href.push_str(&format!("&from={start}&moves={moves}"));
+        }
+        if query.with(|q| q.get("orientation")).as_deref() == Some("black") {
+            href.push_str("&orientation=black");
+        }
+        let options = NavigateOptions {
+            replace: true,
+            scroll: false,
+        };
+        navigate(&href, options);
+    });
 }
 
 #[cfg(test)]
