@@ -383,6 +383,10 @@ pub struct MateStep {
 /// are Prophet's, which cover standard chess).
 pub const FASTEST_MATE_PATH: &str = "/standard/fastest-mate";
 
+/// Zugzwang's own: the SVG histogram of a standard position's table by
+/// DTZ, the position marked (`?fen=`), which the statistics show.
+pub const DTZ_HISTOGRAM_PATH: &str = "/stats/dtz.svg";
+
 /// Answer of `GET /standard/fastest-mate` (Zugzwang only, not in lila's
 /// API): the DTM-optimal line, the winner mating as fast as possible and
 /// the loser resisting as long as possible, to mate. Unlike the DTZ

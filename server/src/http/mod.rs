@@ -4,6 +4,7 @@ pub mod api;
 pub mod bundle_cache;
 pub mod bundle_compression;
 pub mod deadline;
+pub mod dtz_histogram;
 pub mod error;
 pub mod etag;
 pub mod installed;
@@ -88,6 +89,7 @@ pub fn router(state: AppState) -> Router {
     let api = api::routes()
         .layer(CorsLayer::permissive())
         .route("/tables", installed::route(&installed))
+        .route(app::api::DTZ_HISTOGRAM_PATH, get(dtz_histogram::dtz_svg))
         .layer(axum::middleware::map_response(
             move |mut response: axum::response::Response| {
                 let table_set = table_set.clone();

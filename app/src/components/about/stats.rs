@@ -13,7 +13,13 @@
 use leptos::prelude::*;
 use shakmaty::Color;
 
-use crate::{material, practice::setup::practice_href, source::position_href, variant::Variant};
+use crate::{
+    api::DTZ_HISTOGRAM_PATH,
+    material,
+    practice::setup::practice_href,
+    source::{encode, position_href},
+    variant::Variant,
+};
 
 const DATA: &str = include_str!("stats.tsv");
 
@@ -100,16 +106,20 @@ fn percent(part: u64, total: u64) -> String {
 /// [`position_href`] or [`practice_href`], none of which holds a character
 /// HTML would read.
 #[component]
-pub fn Stats(#[prop(into)] placement: Signal<shakmaty::Board>) -> impl IntoView {
-    // The table, as a memo: most moves keep the material, and the section
-    // is then left as it is instead of drawn again.
+pub fn Stats(
+    #[prop(into)] placement: Signal<shakmaty::Board>,
+    /// The position on show, which the DTZ histogram marks.
+    #[prop(into)]
+    fen: Signal<String>,
+) -> impl IntoView {
+    // The table, as a memo: most moves keep the material.
     let table = Memo::new(move |_| placement.with(table_for));
-    view! { <section class="stats" inner_html=move || stats_html(table.get())></section> }
+    view! { <section class="stats" inner_html=move || stats_html(table.get(), &fen.get())></section> }
 }
 
 /// The section's markup for a table (`table_for`), or for a material
-/// without one.
-fn stats_html(table: Option<(String, bool)>) -> String {
+/// without one; `fen` is the position the DTZ histogram marks.
+fn stats_html(table: Option<(String, bool)>, fen: &str) -> String {
     let heading = "<h2>Endgame statistics</h2>";
     let Some((name, swapped)) = table else {
         return format!(r#"{heading}<p class="stats-none">No statistics for this material.</p>"#);
@@ -132,8 +142,15 @@ fn stats_html(table: Option<(String, bool)>) -> String {
             "<table><thead><tr><th></th>",
             r#"<th class="win">▲ win</th><th class="cursed">◆ cursed / blessed</th><th class="draw">● draw</th><th class="loss">▼ loss</th>"#,
             "</tr></thead><tbody>{white}{black}</tbody></table>",
-            r#"<ul class="longest">{longest}</ul></div>"#,
+            r#"<ul class="longest">{longest}</ul>"#,
+            // Drawn by the server (`/stats/dtz.svg`): the counts and the
+            // drawing stay out of the page's code.
+            r#"<figure class="dtz-histogram"><img src="{histogram}?fen={fen}" width="600" height="150" loading="lazy" "#,
+            r#"alt="How the positions of {name} spread over DTZ for the side to move, this position marked">"#,
+            "<figcaption>Positions by DTZ for the side to move: ▲ wins right, ▼ losses left; the line marks this position</figcaption></figure></div>",
         ),
+        histogram = DTZ_HISTOGRAM_PATH,
+        fen = encode(fen),
         heading = heading,
         name = name,
         white = outcome_row("White to move", white_side),
@@ -212,7 +229,10 @@ mod tests {
 
     #[test]
     fn markup_names_the_table_and_links_the_longest_wins() {
-        let html = stats_html(table_for(&board("8/8/8/8/4K3/8/1q6/k7 w - - 0 1")));
+        let html = stats_html(
+            table_for(&board("8/8/8/8/4K3/8/1q6/k7 w - - 0 1")),
+            "8/8/8/8/4K3/8/1q6/k7 w - - 0 1",
+        );
         assert!(html.starts_with("<h2>Endgame statistics</h2>"), "{html}");
         assert!(html.contains("Table <strong>KQvK</strong>"), "{html}");
         assert!(
@@ -224,7 +244,11 @@ mod tests {
             "{html}"
         );
         assert_eq!(html.matches("<tr>").count(), 3, "{html}");
-        let none = stats_html(table_for(&board("8/8/8/8/4K3/8/8/k7 w - - 0 1")));
+        assert!(
+            html.contains(r#"<img src="/stats/dtz.svg?fen=8/8/8/8/4K3/8/1q6/k7_w_-_-_0_1""#),
+            "{html}"
+        );
+        let none = stats_html(table_for(&board("8/8/8/8/4K3/8/8/k7 w - - 0 1")), "");
         assert!(none.ends_with(r#"<p class="stats-none">No statistics for this material.</p>"#));
     }
 

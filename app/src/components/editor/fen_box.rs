@@ -1,4 +1,5 @@
-//! The FEN box: shows the current position's FEN and loads a pasted one.
+//! The FEN box: shows the current position's FEN and loads a pasted one,
+//! and links the position on lichess's analysis board.
 //!
 //! Without JavaScript it is a plain GET form to `/?fen=` (with the rules on
 //! show, as the move links carry them); hydrated, it checks
@@ -10,6 +11,16 @@ use leptos::{ev::SubmitEvent, html, prelude::*};
 use crate::{
     game::parse_game_fen, hooks::url_position::use_variant, position::to_fen, variant::Variant,
 };
+
+/// The position on lichess's analysis board: the rules' name in the path
+/// (none for standard chess), the FEN with underscores for spaces.
+pub fn lichess_analysis(variant: Variant, fen: &str) -> String {
+    let fen = fen.trim().replace(' ', "_");
+    match variant {
+        Variant::Standard => format!("https://lichess.org/analysis/{fen}"),
+        other => format!("https://lichess.org/analysis/{}/{fen}", other.as_str()),
+    }
+}
 
 #[component]
 pub fn FenBox(
@@ -67,6 +78,31 @@ pub fn FenBox(
             {move || {
                 message.get().map(|m| view! { <p class="fen-error" role="alert">{m}</p> })
             }}
+            <a
+                class="lichess"
+                href=move || lichess_analysis(variant.get(), &fen.get())
+                target="_blank"
+                rel="noopener noreferrer"
+            >
+                "Open in lichess's analysis board"
+            </a>
         </form>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lichess_links_name_the_rules_and_keep_the_fen() {
+        assert_eq!(
+            lichess_analysis(Variant::Standard, "4k3/8/8/8/8/8/8/4K2R w - - 0 1"),
+            "https://lichess.org/analysis/4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1"
+        );
+        assert_eq!(
+            lichess_analysis(Variant::Atomic, "4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1"),
+            "https://lichess.org/analysis/atomic/4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1"
+        );
     }
 }

@@ -65,8 +65,8 @@ pub fn SidePanels(
             <Show when=move || url.variant.get() == Variant::Standard>
                 <ServerPart
                     what="The statistics"
-                    html=server_html(move || Stats(StatsProps { placement: shown.placement.into() }).into_any())
-                    load=Loader::new(move || split_points::stats(StatsProps { placement: shown.placement.into() }))
+                    html=server_html(move || Stats(StatsProps { placement: shown.placement.into(), fen: fen_shown }).into_any())
+                    load=Loader::new(move || split_points::stats(StatsProps { placement: shown.placement.into(), fen: fen_shown }))
                     load_when=moved_from(shown.placement)
                 />
             </Show>
