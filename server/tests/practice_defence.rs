@@ -4,8 +4,8 @@
 //!
 //! The reply comes from the page's own code path (`review::tablebase_move`),
 //! with the engine's answers in place of `GET /standard?fen=`: the answer
-//! of the position, `drawing_choices`, the answer after each of them and
-//! its `chances_to_go_wrong`, then `reply` with a few seeds.
+//! of the position, `choices_to_look_past`, the answer after each of them
+//! and what it says (`Further`), then `reply` with a few seeds.
 //!
 //! The rule it must follow is computed here without the answers' fields:
 //! every legal move is played with shakmaty and the position after it
@@ -32,7 +32,7 @@ use std::{collections::BTreeSet, sync::Arc};
 use app::{
     api::TablebaseAnswer,
     position::{parse_fen, to_fen},
-    practice::defence::{chances_to_go_wrong, drawing_choices, reply},
+    practice::defence::{Further, choices_to_look_past, reply},
 };
 use server::{
     dtm::{Dtm, ProphetTables},
@@ -319,35 +319,35 @@ fn answer(engine: &Engine, rt: &tokio::runtime::Runtime, fen: &str) -> Tablebase
 }
 
 /// What the page gathers before it replies (`review::tablebase_move`): the
-/// answer of the position and, for each drawing choice, the chances to go
-/// wrong the answer after it leaves.
+/// answer of the position and, for each drawing choice, what the answer
+/// after it says (the chances to go wrong it leaves).
 struct PageView {
     answer: TablebaseAnswer,
-    chances: Vec<(String, Option<usize>)>,
+    further: Vec<(String, Option<Further>)>,
 }
 
 impl PageView {
     fn gather(engine: &Engine, rt: &tokio::runtime::Runtime, pos: &Chess) -> PageView {
         let answer = answer(engine, rt, &to_fen(pos));
-        let chances = drawing_choices(&answer)
+        let further = choices_to_look_past(&answer)
             .into_iter()
             .map(|m| {
                 let uci: UciMove = m.uci.parse().expect("the answer's UCI parses");
                 let next = played(pos, uci.to_move(pos).expect("the answer's move is legal"));
                 let after = answer_after(engine, rt, &next);
-                (m.uci.clone(), Some(chances_to_go_wrong(&after)))
+                (m.uci.clone(), Some(Further::of(&after)))
             })
             .collect();
-        PageView { answer, chances }
+        PageView { answer, further }
     }
 
     /// The page's reply for a game of `seed` at `ply`.
     fn reply(&self, seed: u64, ply: usize) -> Option<String> {
         reply(&self.answer, seed, ply, |m| {
-            self.chances
+            self.further
                 .iter()
                 .find(|(uci, _)| *uci == m.uci)
-                .and_then(|(_, c)| *c)
+                .and_then(|(_, f)| *f)
         })
         .map(|m| m.uci.clone())
     }

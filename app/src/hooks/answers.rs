@@ -164,12 +164,12 @@ pub fn use_answers(
 /// (WASM runs on one thread, so wrapping them is sound); on the server the
 /// engine's futures are `Send` already and must stay free to move threads.
 #[cfg(not(feature = "ssr"))]
-fn sendable<F: std::future::Future>(future: F) -> send_wrapper::SendWrapper<F> {
+pub(crate) fn sendable<F: std::future::Future>(future: F) -> send_wrapper::SendWrapper<F> {
     send_wrapper::SendWrapper::new(future)
 }
 
 #[cfg(feature = "ssr")]
-fn sendable<F: std::future::Future>(future: F) -> F {
+pub(crate) fn sendable<F: std::future::Future>(future: F) -> F {
     future
 }
 

@@ -10,6 +10,12 @@
 //! - A drawing side keeps the draw; among drawing moves it plays one that
 //!   leaves the player the most moves that lose, counted from the answers
 //!   of the positions after each drawing move.
+//! - Outside the installed tables a move whose result is unknown may still
+//!   win or draw, so it ranks above every move known to lose (below a known
+//!   draw). Among unknown moves the tablebase looks one move further, at
+//!   the answers after them: it avoids a move the player has a reply known
+//!   to win against, then plays one leaving the player the most replies
+//!   known to lose; the page says that it is guessing.
 //! - What is still equal after that is chosen by the game's seed and the
 //!   ply, so the same link replays the same game.
 //!
@@ -44,25 +50,36 @@ impl Metric {
 }
 
 /// The result a move leaves its player with, best last: the category of
-/// the position after it seen from the other side, `Unknown` lowest.
+/// the position after it seen from the other side. `Unknown` comes above
+/// every loss (it may yet win or draw) and below every result the 50-move
+/// rule makes a draw or better.
 pub fn standing(after: Category) -> u8 {
     match after {
-        Category::Unknown => 0,
         Category::Win => 1,
         Category::SyzygyWin => 2,
         Category::MaybeWin => 3,
-        Category::CursedWin => 4,
-        Category::Draw => 5,
-        Category::BlessedLoss => 6,
-        Category::MaybeLoss => 7,
-        Category::SyzygyLoss => 8,
-        Category::Loss => 9,
+        Category::Unknown => UNKNOWN,
+        Category::CursedWin => 5,
+        Category::Draw => DRAWN,
+        Category::BlessedLoss => 7,
+        Category::MaybeLoss => 8,
+        Category::SyzygyLoss => 9,
+        Category::Loss => 10,
     }
 }
 
+/// The standing of a move the tables do not know.
+pub const UNKNOWN: u8 = 4;
+
 /// The standing of a drawn result: above it the mover wins (with or
-/// without the 50-move rule), below it the mover loses.
-pub const DRAWN: u8 = 5;
+/// without the 50-move rule), below it the mover loses or does not know.
+pub const DRAWN: u8 = 6;
+
+/// Whether a standing is a loss for the mover the tables know of (a loss
+/// the 50-move rule saves draws).
+fn loses(standing: u8) -> bool {
+    standing < UNKNOWN
+}
 
 /// How good a move is for its player; more is better. Two moves worth
 /// the same are equally good for the result and its distance.
@@ -91,7 +108,7 @@ impl Worth {
                 resets: metric == Metric::Dtz && m.zeroing,
                 distance: -plies,
             }
-        } else if standing < DRAWN && standing > 0 {
+        } else if standing < DRAWN && standing != UNKNOWN {
             Worth {
                 standing,
                 mates: false,
@@ -143,19 +160,23 @@ pub fn best_moves(answer: &TablebaseAnswer) -> Vec<&MoveInfo> {
 
 /// The moves whose choice needs the answers of the positions after them:
 /// the drawing moves, when keeping the draw is the best the side to move
-/// can do and there is more than one way to.
-pub fn drawing_choices(answer: &TablebaseAnswer) -> Vec<&MoveInfo> {
+/// can do, or the unknown moves, when it knows of nothing better than
+/// those, and there is more than one of them.
+pub fn choices_to_look_past(answer: &TablebaseAnswer) -> Vec<&MoveInfo> {
     let metric = Metric::of(answer);
-    if best_worth(answer).map(Worth::standing) != Some(DRAWN) {
+    let Some(best) = best_worth(answer).map(Worth::standing) else {
+        return Vec::new();
+    };
+    if best != DRAWN && best != UNKNOWN {
         return Vec::new();
     }
-    let drawing: Vec<&MoveInfo> = answer
+    let choices: Vec<&MoveInfo> = answer
         .moves
         .iter()
-        .filter(|m| Worth::of(m, metric).standing == DRAWN)
+        .filter(|m| Worth::of(m, metric).standing == best)
         .collect();
-    if drawing.len() > 1 {
-        drawing
+    if choices.len() > 1 {
+        choices
     } else {
         Vec::new()
     }
@@ -167,34 +188,73 @@ pub fn chances_to_go_wrong(answer: &TablebaseAnswer) -> usize {
     answer
         .moves
         .iter()
-        .filter(|m| (1..standing(Category::CursedWin)).contains(&standing(m.pos.category)))
+        .filter(|m| loses(standing(m.pos.category)))
         .count()
 }
 
-/// The tablebase's move. `chances` gives, for a drawing move of
-/// [`drawing_choices`], the chances to go wrong it leaves (`None` when its
-/// answer is not known, counted as none).
+/// What the answer of the position after one of the tablebase's moves
+/// says about the player's replies there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Further {
+    /// A reply the tables know wins for the player: the move loses, even
+    /// where its own result is unknown (a promotion the tables see past).
+    pub refuted: bool,
+    /// The replies the tables know lose for the player.
+    pub chances_to_go_wrong: usize,
+}
+
+impl Further {
+    pub fn of(after: &TablebaseAnswer) -> Further {
+        Further {
+            refuted: after
+                .moves
+                .iter()
+                .any(|m| standing(m.pos.category) > standing(Category::BlessedLoss)),
+            chances_to_go_wrong: chances_to_go_wrong(after),
+        }
+    }
+}
+
+/// The tablebase's move. `further` gives, for a move of
+/// [`choices_to_look_past`], what the answer after it says (`None` when
+/// that answer is not known, counted as nothing).
 pub fn reply(
     answer: &TablebaseAnswer,
     seed: u64,
     ply: usize,
-    chances: impl Fn(&MoveInfo) -> Option<usize>,
+    further: impl Fn(&MoveInfo) -> Option<Further>,
 ) -> Option<&MoveInfo> {
     let best = best_worth(answer)?;
     let candidates = best_moves(answer).into_iter();
-    let preference = |m: &MoveInfo| -> (usize, bool, Reverse<i32>, i32) {
+    let preference = |m: &MoveInfo| -> (bool, usize, bool, Reverse<i32>, i32) {
         match best.standing {
-            DRAWN => (chances(m).unwrap_or(0), false, Reverse(0), 0),
+            // Not refuted, then the most traps.
+            DRAWN | UNKNOWN => {
+                let f = further(m).unwrap_or_default();
+                (!f.refuted, f.chances_to_go_wrong, false, Reverse(0), 0)
+            }
             // Losing: no simplifying capture, then the longest DTZ.
-            s if s < DRAWN => (0, !m.conversion, Reverse(0), m.pos.dtz.map_or(0, i32::abs)),
+            s if s < DRAWN => (
+                true,
+                0,
+                !m.conversion,
+                Reverse(0),
+                m.pos.dtz.map_or(0, i32::abs),
+            ),
             // Winning: the shortest DTZ among equally short mates.
-            _ => (0, false, Reverse(m.pos.dtz.map_or(0, i32::abs)), 0),
+            _ => (true, 0, false, Reverse(m.pos.dtz.map_or(0, i32::abs)), 0),
         }
     };
     let top = candidates.clone().map(preference).max()?;
     let finalists: Vec<&MoveInfo> = candidates.filter(|m| preference(m) == top).collect();
     let pick = mix(seed, ply as u64) % finalists.len() as u64;
     finalists.get(pick as usize).copied()
+}
+
+/// Whether the tablebase's move is a guess: the tables do not know what
+/// it leads to.
+pub fn guessed(m: &MoveInfo) -> bool {
+    m.pos.category == Category::Unknown
 }
 
 /// A well-mixed number from the seed and the ply (splitmix64), so equal
@@ -240,7 +300,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn no_chances(_: &MoveInfo) -> Option<usize> {
+    fn no_chances(_: &MoveInfo) -> Option<Further> {
         None
     }
 
@@ -307,12 +367,17 @@ pub(crate) mod tests {
                 after("c", Category::Win, 5, Some(7)),
             ],
         );
-        let choices: Vec<&str> = drawing_choices(&drawn)
+        let choices: Vec<&str> = choices_to_look_past(&drawn)
             .iter()
             .map(|m| m.uci.as_str())
             .collect();
         assert_eq!(choices, vec!["a", "b"]);
-        let traps = |m: &MoveInfo| Some(if m.uci == "b" { 4 } else { 1 });
+        let traps = |m: &MoveInfo| {
+            Some(Further {
+                refuted: false,
+                chances_to_go_wrong: if m.uci == "b" { 4 } else { 1 },
+            })
+        };
         for seed in 0..20 {
             assert_eq!(
                 reply(&drawn, seed, 5, traps).map(|m| m.uci.as_str()),
@@ -339,6 +404,124 @@ pub(crate) mod tests {
             .filter_map(|seed| reply(&drawn, seed, 7, no_chances).map(|m| m.uci.clone()))
             .collect();
         assert!(picked.len() > 3, "{picked:?}");
+    }
+
+    /// A move whose result the tables do not know.
+    fn unknown(uci: &str) -> MoveInfo {
+        let mut m = after(uci, Category::Unknown, 0, None);
+        m.pos.dtz = None;
+        m
+    }
+
+    #[test]
+    fn outside_the_tables_a_move_known_to_lose_is_never_played() {
+        // KRPvKR without its table: two rook moves hang the rook (known
+        // lost: the player captures into a table that is installed).
+        let hanging = answer(
+            Category::Unknown,
+            None,
+            vec![
+                after("a7", Category::Win, 1, None),
+                after("a8", Category::Win, 1, None),
+                unknown("b1"),
+                unknown("b2"),
+                unknown("c1"),
+            ],
+        );
+        for seed in 0..40 {
+            let m = reply(&hanging, seed, 3, no_chances).expect("a reply");
+            assert!(guessed(m), "seed {seed}: {}", m.uci);
+            assert!(!m.uci.starts_with('a'), "seed {seed}: {}", m.uci);
+        }
+        // Only losing moves and nothing unknown: the longest resistance.
+        let lost = answer(
+            Category::Loss,
+            None,
+            vec![
+                after("a7", Category::Win, 1, None),
+                after("h1", Category::Win, 17, None),
+            ],
+        );
+        assert_eq!(
+            reply(&lost, 0, 0, no_chances).map(|m| m.uci.as_str()),
+            Some("h1")
+        );
+        // A known draw is kept rather than a guess.
+        let draw_known = answer(
+            Category::Unknown,
+            None,
+            vec![unknown("b1"), after("d", Category::Draw, 0, None)],
+        );
+        for seed in 0..20 {
+            assert_eq!(
+                reply(&draw_known, seed, 1, no_chances).map(|m| m.uci.as_str()),
+                Some("d")
+            );
+        }
+        // And a known win rather than anything unknown.
+        let win_known = answer(
+            Category::Win,
+            None,
+            vec![unknown("b1"), after("w", Category::Loss, -3, None)],
+        );
+        assert_eq!(
+            reply(&win_known, 5, 1, no_chances).map(|m| m.uci.as_str()),
+            Some("w")
+        );
+    }
+
+    #[test]
+    fn among_unknown_moves_it_looks_one_move_further() {
+        let pos = answer(
+            Category::Unknown,
+            None,
+            vec![
+                unknown("refuted"),
+                unknown("plain"),
+                unknown("trap"),
+                after("hangs", Category::Win, 1, None),
+            ],
+        );
+        let choices: Vec<&str> = choices_to_look_past(&pos)
+            .iter()
+            .map(|m| m.uci.as_str())
+            .collect();
+        assert_eq!(choices, vec!["refuted", "plain", "trap"]);
+        // The answers after them: against "refuted" the player promotes
+        // into an installed table and wins; after "trap" two of the
+        // player's replies are known to lose.
+        let answer_after = |uci: &str| match uci {
+            "refuted" => answer(
+                Category::Unknown,
+                None,
+                vec![unknown("x"), after("promotes", Category::Loss, -9, None)],
+            ),
+            "trap" => answer(
+                Category::Unknown,
+                None,
+                vec![
+                    unknown("x"),
+                    after("blunder", Category::Win, 1, None),
+                    after("blunder2", Category::Win, 3, None),
+                ],
+            ),
+            _ => answer(Category::Unknown, None, vec![unknown("x"), unknown("y")]),
+        };
+        assert!(Further::of(&answer_after("refuted")).refuted);
+        assert_eq!(Further::of(&answer_after("trap")).chances_to_go_wrong, 2);
+        let further = |m: &MoveInfo| Some(Further::of(&answer_after(&m.uci)));
+        for seed in 0..20 {
+            assert_eq!(
+                reply(&pos, seed, 2, further).map(|m| m.uci.as_str()),
+                Some("trap")
+            );
+        }
+        // Without the answers after them, any unknown move but the hanging one.
+        let picked: std::collections::HashSet<&str> = (0..40)
+            .filter_map(|seed| reply(&pos, seed, 2, no_chances).map(|m| m.uci.as_str()))
+            .collect();
+        assert!(!picked.contains("hangs"), "{picked:?}");
+        assert!(picked.len() > 1, "{picked:?}");
     }
 
     #[test]

@@ -14,17 +14,21 @@ use serde::{Deserialize, Serialize};
 use shakmaty::{Position, uci::UciMove};
 
 use crate::{
-    api::TablebaseAnswer,
-    hooks::answers::Answers,
-    json::{FromJson, Json, JsonError, int_field, list_field, optional_field},
+    api::{Category, TablebaseAnswer},
+    game::Game,
+    hooks::answers::{Answers, sendable},
+    json::{FromJson, Json, JsonError, bool_field, int_field, list_field, optional_field},
+    needed_table::unknown_reason,
     position::to_fen,
     practice::{
-        defence::{chances_to_go_wrong, drawing_choices, reply},
+        defence::{Further, choices_to_look_past, guessed, reply},
         earlier::{EarlierMarks, common_prefix},
         judge::{Judgement, judge},
         replay::PracticeGame,
         setup::Setup,
     },
+    source::fetch_tables,
+    text::capitalized,
 };
 
 /// How many of the player's last moves a review judges (8 plies of the
@@ -49,8 +53,14 @@ pub struct Review {
     pub judged: Vec<Option<Judgement>>,
     /// The tablebase's reply (UCI) when it is its turn.
     pub reply: Option<String>,
+    /// The tablebase's move (the reply, or else the last move of the
+    /// game reviewed) is a guess: the tables do not know what it leads to.
+    pub guessed: bool,
     /// The answer of the start, for the choice of side.
     pub start: Option<TablebaseAnswer>,
+    /// Why the tables cannot judge the start, when they cannot: said
+    /// before a side is chosen.
+    pub outside: Option<String>,
 }
 
 impl FromJson for Review {
@@ -60,7 +70,9 @@ impl FromJson for Review {
             judged_from: int_field(value, "judged_from")?,
             judged: list_field(value, "judged")?,
             reply: optional_field(value, "reply")?,
+            guessed: bool_field(value, "guessed")?,
             start: optional_field(value, "start")?,
+            outside: optional_field(value, "outside")?,
         })
     }
 }
@@ -126,6 +138,13 @@ impl Review {
             .collect()
     }
 
+    /// Whether the tablebase's last move in `game` (its reply here, or the
+    /// game's last move) was a guess, as far as this review knows.
+    pub fn last_move_guessed(&self, game: &PracticeGame) -> bool {
+        let common = common_prefix(&self.moves, &game.setup.moves);
+        self.guessed && common == self.moves.len() && game.setup.moves.len() <= self.moves.len() + 1
+    }
+
     /// The plies of the player's older moves this review left out.
     pub fn left_out(&self, game: &PracticeGame) -> Vec<usize> {
         let common = common_prefix(&self.moves, &game.setup.moves);
@@ -155,24 +174,68 @@ pub async fn review(answers: Answers, setup: Setup) -> Result<Review, String> {
     } else {
         None
     };
-    let reply = match game.setup.side {
+    let outside = match &start {
+        Some(answer) if answer.pos.category == Category::Unknown => {
+            Some(outside_words(&game.positions[0]).await)
+        }
+        _ => None,
+    };
+    let (reply, guessed) = match game.setup.side {
         Some(_) if game.end().is_none() && !game.players_turn() => {
             tablebase_move(answers, &game).await?
         }
-        _ => None,
+        // The tablebase's last move was a guess if the tables do not know
+        // the position it left the player.
+        Some(side) if game.end().is_none() && last_ply_by(&game, side.other()) => {
+            let known = answers.answer(game.fen()).await.ok();
+            (
+                None,
+                known.is_some_and(|(_, a)| a.pos.category == Category::Unknown),
+            )
+        }
+        _ => (None, false),
     };
     Ok(Review {
         moves: game.setup.moves,
         judged_from,
         judged,
         reply,
+        guessed,
         start,
+        outside,
     })
 }
 
-/// The tablebase's move in the game's position, and its answer asked for
-/// (the player's next move is judged from it).
-async fn tablebase_move(answers: Answers, game: &PracticeGame) -> Result<Option<String>, String> {
+/// Whether the game's last ply was played by `side`.
+fn last_ply_by(game: &PracticeGame, side: shakmaty::Color) -> bool {
+    let plies = game.plies.len();
+    plies > 0 && game.positions[plies - 1].turn() == side
+}
+
+/// Why the tables cannot judge a start, in the words the explorer uses
+/// for the missing table: "KRPvKR not installed. The tablebase cannot
+/// judge this position: …".
+async fn outside_words(start: &Game) -> String {
+    let reason = sendable(fetch_tables(start.variant()))
+        .await
+        .ok()
+        .and_then(|installed| unknown_reason(start, &installed))
+        .map(|reason| format!("{}. ", capitalized(&reason.to_string())))
+        .unwrap_or_default();
+    format!(
+        "{reason}The tablebase cannot judge this position: your moves will not be \
+         judged, and where it knows nothing better it guesses (never a move it \
+         knows to lose while another is not known to)."
+    )
+}
+
+/// The tablebase's move in the game's position and whether it is a
+/// guess, and its answer asked for (the player's next move is judged
+/// from it).
+async fn tablebase_move(
+    answers: Answers,
+    game: &PracticeGame,
+) -> Result<(Option<String>, bool), String> {
     let pos = game.current();
     let (_, answer) = answers.answer(to_fen(pos)).await?;
     let after = |uci: &str| -> Option<String> {
@@ -181,34 +244,32 @@ async fn tablebase_move(answers: Answers, game: &PracticeGame) -> Result<Option<
         next.play_unchecked(m);
         Some(to_fen(&next))
     };
-    // A drawing side looks one move further: all asked at once.
-    let choices: Vec<(String, String)> = drawing_choices(&answer)
+    // A drawing side, or one that knows nothing better than unknown
+    // moves, looks one move further: all asked at once.
+    let choices: Vec<(String, String)> = choices_to_look_past(&answer)
         .into_iter()
         .filter_map(|m| Some((m.uci.clone(), after(&m.uci)?)))
         .collect();
     for (_, fen) in &choices {
         answers.prefetch(fen.clone());
     }
-    let mut chances = Vec::new();
+    let mut further = Vec::new();
     for (uci, fen) in choices {
-        let count = answers
-            .answer(fen)
-            .await
-            .ok()
-            .map(|(_, a)| chances_to_go_wrong(&a));
-        chances.push((uci, count));
+        let seen = answers.answer(fen).await.ok().map(|(_, a)| Further::of(&a));
+        further.push((uci, seen));
     }
     let chosen = reply(&answer, game.setup.seed, game.plies.len(), |m| {
-        chances
+        further
             .iter()
             .find(|(uci, _)| *uci == m.uci)
-            .and_then(|(_, c)| *c)
-    })
-    .map(|m| m.uci.clone());
+            .and_then(|(_, f)| *f)
+    });
+    let guess = chosen.is_some_and(guessed);
+    let chosen = chosen.map(|m| m.uci.clone());
     if let Some(fen) = chosen.as_deref().and_then(after) {
         answers.prefetch(fen);
     }
-    Ok(chosen)
+    Ok((chosen, guess))
 }
 
 #[cfg(test)]
@@ -217,7 +278,6 @@ mod tests {
 
     use super::*;
     use crate::{
-        api::Category,
         practice::judge::{Mark, Standing},
         variant::Variant,
     };
@@ -247,7 +307,9 @@ mod tests {
             judged_from: 0,
             judged: vec![Some(marked("Rh7")), None],
             reply: None,
+            guessed: false,
             start: None,
+            outside: None,
         };
         // One move further: the first two are known, the new one pending.
         let longer = PracticeGame::replay(
@@ -283,7 +345,9 @@ mod tests {
             judged_from: 6 - JUDGED_MOVES,
             judged: (0..JUDGED_MOVES).map(|_| Some(marked("R"))).collect(),
             reply: None,
+            guessed: false,
             start: None,
+            outside: None,
         };
         assert_eq!(review.left_out(&game), vec![0, 2]);
         let mut earlier = EarlierMarks::default();

@@ -7,7 +7,7 @@ use crate::{
     api::TablebaseAnswer,
     components::{move_list::outcome::Outcome, practice::Shown},
     hooks::answers::Answers,
-    practice::defence::best_moves,
+    practice::defence::{best_moves, guessed},
 };
 
 /// How much the hint shows.
@@ -109,8 +109,18 @@ fn hint_view(answer: &TablebaseAnswer, level: Level) -> impl IntoView + use<> {
     })
     .collect_view();
     let best = (level == Level::Best).then(|| {
-        let sans: Vec<String> = best_moves(answer).iter().map(|m| m.san.clone()).collect();
-        view! { <p class="hint-best">"Best: "{sans.join(" or ")}</p> }
+        let best = best_moves(answer);
+        // Beside unknown moves only a known win is surely best: an
+        // unknown move may win where the best known one draws.
+        let sure = !answer.moves.iter().any(guessed)
+            || best.iter().any(|m| m.pos.category.flip().is_win());
+        let text = if !sure {
+            "Best: not known, the tables cannot judge these moves".to_string()
+        } else {
+            let sans: Vec<String> = best.iter().map(|m| m.san.clone()).collect();
+            format!("Best: {}", sans.join(" or "))
+        };
+        view! { <p class="hint-best">{text}</p> }
     });
     view! {
         <ul class="hint-groups">{groups}</ul>

@@ -29,6 +29,13 @@ pub fn SideChoice(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
             start.other_side()
         })
     };
+    // Before a side is taken: what the tables cannot tell about the start.
+    let outside = move || {
+        reviewed.with(|r| match r {
+            Some(Ok(review)) => review.outside.clone(),
+            _ => None,
+        })
+    };
     let choice = move |side: Color| {
         let href = game.setup.playing(side).href();
         let name = capitalized(color_name(side));
@@ -47,6 +54,7 @@ pub fn SideChoice(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
              it mates fastest when it wins, resists longest when it loses, \
              and keeps the draw with the most traps."
         </p>
+        {move || outside().map(|words| view! { <p class="practice-outside status unknown">{words}</p> })}
         <ul class="practice-sides">{choice(Color::White)}{choice(Color::Black)}</ul>
         <a class="to-explorer button" href=explorer>"Back to the explorer"</a>
     })

@@ -44,7 +44,8 @@ fn status_text(
     if let Some(dropped) = &game.dropped {
         parts.push(dropped.clone());
     }
-    parts.extend(last_exchange(game, marks));
+    let guessed = matches!(review, Some(Ok(r)) if r.last_move_guessed(game));
+    parts.extend(last_exchange(game, marks, guessed));
     if let Some(end) = game.end() {
         parts.push(format!("{}.", end.words()));
         return parts.join(" ");
@@ -65,19 +66,28 @@ fn status_text(
     parts.join(" ")
 }
 
-/// "You played Rh7: best: mate in 12. Black replied Kd8."
-fn last_exchange(game: &PracticeGame, marks: &[Marked]) -> Vec<String> {
+/// "You played Rh7: best: mate in 12. Black replied Kd8." A reply the
+/// tables could not judge (`guessed`) says it is a guess.
+fn last_exchange(game: &PracticeGame, marks: &[Marked], guessed: bool) -> Vec<String> {
     let (Some(side), Some(&ply)) = (game.setup.side, game.player_plies().last()) else {
         return Vec::new();
     };
-    let judged = marks.last().and_then(|m| m.judgement().cloned());
-    let mut out = vec![match judged {
-        Some(j) => format!("You played {}: {}.", game.plies[ply].san, j.words()),
-        None => format!("You played {}.", game.plies[ply].san),
+    let san = &game.plies[ply].san;
+    let mut out = vec![match marks.last() {
+        Some(Marked::Judged(j)) => format!("You played {san}: {}.", j.words()),
+        Some(Marked::Unknown) => {
+            format!("You played {san}: not judged (the tables do not know this result).")
+        }
+        _ => format!("You played {san}."),
     }];
     if let Some(reply) = game.plies.get(ply + 1) {
+        let guess = if guessed && ply + 2 == game.plies.len() {
+            " (a guess: the tables do not know this position)"
+        } else {
+            ""
+        };
         out.push(format!(
-            "{} replied {}.",
+            "{} replied {}{guess}.",
             capitalized(color_name(side.other())),
             reply.san
         ));
