@@ -748,3 +748,39 @@ fn check_dtz_rule(fen: &str, uci: &str, choices: &[Choice], chosen: &Choice, bes
         _ => {}
     }
 }
+
+/// At the edge of the DTM tables (issue 41): a 5-piece position without
+/// DTM whose winning moves all capture into 4-piece tables that have it.
+/// The tablebase mates fastest by those (Kxg6, as lila ranks it, not the
+/// shorter DTZ of Rxg6). Needs the shared 5-piece tables (KRPvKR); one
+/// `SKIPPED:` line without.
+#[test]
+fn at_the_edge_of_the_dtm_tables_the_moves_dtm_decides() {
+    let Some(dir) = common::shared_tables_dir() else {
+        return;
+    };
+    let rt = runtime();
+    // ../shared has no recorded checksums; this is about the answers.
+    let engine = common::engine_allowing_unchecked(vec![dir]);
+    let edge = parse_fen("8/k7/p1R3r1/7K/8/8/8/8 w - - 1 2").expect("legal");
+    let page = PageView::gather(&engine, &rt, &edge);
+    assert_eq!(page.answer.pos.dtm, None, "the root has no DTM table");
+    let dtm = |uci: &str| {
+        page.answer
+            .moves
+            .iter()
+            .find(|m| m.uci == uci)
+            .and_then(|m| m.pos.dtm)
+    };
+    let (kxg6, rxg6) = (
+        dtm("h5g6").expect("Kxg6 has DTM"),
+        dtm("c6g6").expect("Rxg6 has DTM"),
+    );
+    assert!(
+        kxg6.abs() < rxg6.abs(),
+        "Kxg6 {kxg6} mates sooner than Rxg6 {rxg6}"
+    );
+    for seed in SEEDS {
+        assert_eq!(page.reply(seed, 2).as_deref(), Some("h5g6"), "seed {seed}");
+    }
+}

@@ -29,19 +29,31 @@ use crate::api::{Category, MoveInfo, PositionInfo, TablebaseAnswer};
 /// What distances in one answer are counted in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {
-    /// Depth to mate: every decisive move has one.
+    /// Depth to mate: every move of the best result has one.
     Dtm,
-    /// Distance to zeroing, where some decisive move has no DTM (more
-    /// pieces than the DTM tables, or a variant).
+    /// Distance to zeroing, where some move of the best result has no DTM
+    /// (more pieces than the DTM tables, or a variant).
     Dtz,
 }
 
 impl Metric {
+    /// Depth to mate where every move that gives the best result has one,
+    /// whatever the position's own table: at the edge of the DTM tables
+    /// the winning moves may all capture into tables that have it.
     pub fn of(answer: &TablebaseAnswer) -> Metric {
         let known = |m: &MoveInfo| {
             m.pos.checkmate || m.pos.category == Category::Draw || m.pos.dtm.is_some()
         };
-        if answer.moves.iter().all(known) {
+        let Some(best) = answer.moves.iter().map(|m| standing(m.pos.category)).max() else {
+            return Metric::Dtm;
+        };
+        let candidates = answer
+            .moves
+            .iter()
+            .filter(|m| standing(m.pos.category) == best);
+        if best == UNKNOWN {
+            Metric::Dtz
+        } else if candidates.clone().all(known) {
             Metric::Dtm
         } else {
             Metric::Dtz
@@ -522,6 +534,41 @@ pub(crate) mod tests {
             .collect();
         assert!(!picked.contains("hangs"), "{picked:?}");
         assert!(picked.len() > 1, "{picked:?}");
+    }
+
+    #[test]
+    fn at_the_edge_of_the_dtm_tables_the_winning_moves_dtm_decides() {
+        // 8/k7/p1R3r1/7K/8/8/8/8 w: no DTM for the 5-piece root, but both
+        // winning moves capture into 4-piece tables that have it; the
+        // other moves draw or lose, without DTM.
+        let mut rxg6 = after("c6g6", Category::Loss, -1, Some(-24));
+        rxg6.zeroing = true;
+        rxg6.conversion = true;
+        let mut kxg6 = after("h5g6", Category::Loss, -3, Some(-20));
+        kxg6.zeroing = true;
+        kxg6.conversion = true;
+        let edge = answer(
+            Category::Win,
+            None,
+            vec![
+                rxg6,
+                kxg6,
+                after("c6c7", Category::Draw, 0, None),
+                after("c6c1", Category::Win, 12, None),
+            ],
+        );
+        assert_eq!(Metric::of(&edge), Metric::Dtm);
+        for seed in 0..20 {
+            assert_eq!(
+                reply(&edge, seed, 0, no_chances).map(|m| m.uci.as_str()),
+                Some("h5g6"),
+                "the shorter DTM, not the shorter DTZ"
+            );
+        }
+        // One winning move without DTM: DTZ decides, as before.
+        let mut partial = edge.clone();
+        partial.moves[1].pos.dtm = None;
+        assert_eq!(Metric::of(&partial), Metric::Dtz);
     }
 
     #[test]
