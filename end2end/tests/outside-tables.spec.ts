@@ -1,7 +1,7 @@
 import { test, expect, type Page } from './fixtures';
-import { apiAnswer } from './helpers';
+import { apiAnswer, openHydrated } from './helpers';
 
-// Positions outside the installed tables (issue 41, item 1). The
+// Positions outside the installed tables (issue 41, items 1 and 12). The
 // server of these tests carries the 3- and 4-piece tables only, so any
 // 5-piece position is "not installed"; its captures into 4 pieces are known.
 
@@ -63,4 +63,26 @@ test('outside the tables the tablebase never plays a move known to lose while an
   await page.locator('button.hint').click();
   await expect(page.locator('.hint-best')).toContainText('Best: not known');
   console.log(`KRPvKR after Rd4: replies ${[...replies].join(', ')}; losing moves avoided: ${losing.join(', ')}`);
+});
+
+test('the move list says once which table is missing, and the lines are disabled saying why', async ({ page }) => {
+  await openHydrated(page, KRPvKR);
+  await expect(page.locator('.move-list a.move').first()).toBeVisible();
+  const unknownMoves = page.locator('.move-list a.move[data-category="unknown"]');
+  expect(await unknownMoves.count()).toBeGreaterThan(2);
+  // Once above the list, not under every unknown move.
+  await expect(page.locator('.unknown-note')).toHaveCount(1);
+  await expect(page.locator('.unknown-note')).toContainText('KRPvKR not installed');
+  await expect(page.locator('.move-list .why', { hasText: 'KRPvKR not installed' })).toHaveCount(0);
+  // The tooltip of each move still says why.
+  await expect(unknownMoves.first()).toHaveAttribute('title', /KRPvKR not installed/);
+  // Show line and Fastest mate cannot fail on a missing table: disabled, with the reason.
+  for (const button of ['button.show-line', 'button.show-mate']) {
+    await expect(page.locator(button)).toBeDisabled();
+    await expect(page.locator(button)).toHaveAttribute('title', /KRPvKR not installed/);
+  }
+  // A position in the tables: both enabled again.
+  await openHydrated(page, '4k3/8/8/8/8/8/8/4K2R w - - 0 1');
+  await expect(page.locator('button.show-line')).toBeEnabled();
+  await expect(page.locator('button.show-mate')).toBeEnabled();
 });

@@ -52,8 +52,8 @@ pub fn SidePanels(
             <History history answers/>
             <ServerPart
                 what="The mainline"
-                html=server_html(move || Mainline(MainlineProps { pos, history }).into_any())
-                load=Loader::new(move || split_points::mainline(MainlineProps { pos, history }))
+                html=server_html(move || Mainline(MainlineProps { pos, history, tables }).into_any())
+                load=Loader::new(move || split_points::mainline(MainlineProps { pos, history, tables }))
             />
             <ServerPart
                 what="The FEN box"

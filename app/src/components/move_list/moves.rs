@@ -34,6 +34,9 @@ pub struct ListedMove {
     pub squares: Option<(Square, Square)>,
     /// Why the tables give no answer for an unknown move, when the page can tell.
     pub unknown_because: Option<String>,
+    /// The reason is said once above the list, shared with other moves:
+    /// the row leaves it out (its tooltip keeps it).
+    pub why_above: bool,
 }
 
 /// Pairs each answered move with the position after it, computed locally.
@@ -57,6 +60,7 @@ pub fn listed_moves(pos: &Game, moves: &[MoveInfo]) -> Vec<ListedMove> {
                 fen_after,
                 squares,
                 unknown_because: None,
+                why_above: false,
             }
         })
         .collect()
@@ -350,6 +354,9 @@ fn row_cells(m: &ListedMove, outcome: Outcome, variant: Variant) -> impl IntoVie
         </span>
         <span class="dtm">{mate}</span>
         <span class="dtz">{result_text(info, variant)}</span>
-        {m.unknown_because.clone().map(|why| view! { <span class="why">{why}</span> })}
+        {m.unknown_because
+            .clone()
+            .filter(|_| !m.why_above)
+            .map(|why| view! { <span class="why">{why}</span> })}
     }
 }

@@ -20,9 +20,11 @@ use crate::{
         line::step_buttons::StepButtons,
     },
     hooks::{
+        answers::TablesResource,
         history::{MoveHistory, Step as StepButton},
         url_position::use_variant,
     },
+    needed_table::unknown_reason,
     position::to_fen,
     source::{fetch_mainline, fetch_mate_line, position_href},
     variant::Variant,
@@ -33,8 +35,10 @@ pub fn Mainline(
     #[prop(into)] pos: Signal<Option<Game>>,
     /// The tab's move history, walked along as the line is stepped through.
     history: MoveHistory,
+    /// The installed tables: without those the position needs, no line.
+    tables: TablesResource,
 ) -> impl IntoView {
-    let panel = Panel::new(pos, history);
+    let panel = Panel::new(pos, history, tables);
     view! {
         <section class="mainline js-only">
             <h2>
@@ -63,10 +67,13 @@ struct Panel {
     error: RwSignal<Option<String>>,
     /// Where the board is in the line: off it (`None`), the line is not shown.
     index: Memo<Option<usize>>,
+    /// Why no line can be fetched for the position: a table it needs is
+    /// not installed ("KRPvKR not installed").
+    no_line: Memo<Option<String>>,
 }
 
 impl Panel {
-    fn new(pos: Signal<Option<Game>>, history: MoveHistory) -> Panel {
+    fn new(pos: Signal<Option<Game>>, history: MoveHistory, tables: TablesResource) -> Panel {
         let line = RwSignal::new(None::<Line>);
         let error = RwSignal::new(None::<String>);
         let current = Memo::new(move |_| pos.get().map(|p| to_fen(&p)));
@@ -79,7 +86,15 @@ impl Panel {
             move |_, _, _| error.set(None),
             false,
         );
+        let no_line = Memo::new(move |_| {
+            let pos = pos.get()?;
+            let reason = tables.with(|t| unknown_reason(&pos, t.as_ref()?.as_ref()?))?;
+            Some(format!(
+                "No line: {reason}, so the tables cannot tell how this position goes on"
+            ))
+        });
         Panel {
+            no_line,
             pos,
             history,
             variant: use_variant(),
@@ -146,23 +161,35 @@ impl Panel {
     }
 
     /// "Show line", and "Fastest mate" where depth to mate is known (for
-    /// standard chess only).
+    /// standard chess only); both disabled, saying why in their title,
+    /// where the position needs a table that is not installed.
     fn offer(self) -> AnyView {
-        let idle = move || !self.loading.get() && self.pos.with(|p| p.is_some());
+        let idle = move || {
+            !self.loading.get()
+                && self.pos.with(|p| p.is_some())
+                && self.no_line.with(Option::is_none)
+        };
+        let title =
+            move |usual: &'static str| self.no_line.get().unwrap_or_else(|| usual.to_string());
         let mate = (self.variant.get() == Variant::Standard).then(|| {
             view! {
                 <button
                     class="show-mate"
                     on:click=move |_| self.show(Kind::Mate)
                     disabled=move || !idle()
-                    title="The shortest mate, as depth-to-mate tables give it"
+                    title=move || title("The shortest mate, as depth-to-mate tables give it")
                 >
                     "Fastest mate"
                 </button>
             }
         });
         view! {
-            <button class="show-line" on:click=move |_| self.show(Kind::Dtz) disabled=move || !idle()>
+            <button
+                class="show-line"
+                on:click=move |_| self.show(Kind::Dtz)
+                disabled=move || !idle()
+                title=move || title("The line of best moves by DTZ, to step through on the board")
+            >
                 {move || if self.loading.get() { "Loading line…" } else { "Show line" }}
             </button>
             {mate}
