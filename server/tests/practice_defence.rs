@@ -752,8 +752,9 @@ fn check_dtz_rule(fen: &str, uci: &str, choices: &[Choice], chosen: &Choice, bes
 /// At the edge of the DTM tables (issue 41): a 5-piece position without
 /// DTM whose winning moves all capture into 4-piece tables that have it.
 /// The tablebase mates fastest by those (Kxg6, as lila ranks it, not the
-/// shorter DTZ of Rxg6). Needs the shared 5-piece tables (KRPvKR); one
-/// `SKIPPED:` line without.
+/// shorter DTZ of Rxg6), and the page says the root's mate, one ply more
+/// than the fastest move's, where the API keeps `dtm: null`. Needs the
+/// shared 5-piece tables (KRPvKR, KQBvKQ); one `SKIPPED:` line without.
 #[test]
 fn at_the_edge_of_the_dtm_tables_the_moves_dtm_decides() {
     let Some(dir) = common::shared_tables_dir() else {
@@ -783,4 +784,13 @@ fn at_the_edge_of_the_dtm_tables_the_moves_dtm_decides() {
     for seed in SEEDS {
         assert_eq!(page.reply(seed, 2).as_deref(), Some("h5g6"), "seed {seed}");
     }
+    assert_eq!(
+        app::components::move_list::mate::root_dtm(&page.answer),
+        Some(kxg6.abs() + 1)
+    );
+    // KQBvKQ: the only winning move Qxc3 is mate in 7, and so is the root.
+    let kqbkq = answer(&engine, &rt, "8/8/3k4/8/8/2q5/8/1KQB4 w - - 0 1");
+    assert_eq!(kqbkq.pos.dtm, None, "the API keeps lila's dtm: null");
+    let root = app::components::move_list::mate::root_dtm(&kqbkq).expect("the root's mate");
+    assert_eq!(app::components::move_list::mate::moves(root as u32), 7);
 }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    api::{Category, MoveInfo, PositionInfo, TablebaseAnswer},
+    api::{Category, MoveInfo, TablebaseAnswer},
     components::move_list::mate::{self, MoveMate},
     json::{FromJson, Json, JsonError, field, optional_int_field, string_field},
     practice::defence::{Metric, Worth, best_moves, best_worth},
@@ -73,9 +73,11 @@ impl FromJson for Standing {
 }
 
 impl Standing {
-    /// The player's result before a move, from the answer of the position.
-    pub fn before(root: &PositionInfo) -> Standing {
-        let mate = root.dtm.and_then(|d| match d {
+    /// The player's result before a move, from the answer of the position
+    /// (its mate from its moves where its own table has none).
+    pub fn before(answer: &TablebaseAnswer) -> Standing {
+        let root = &answer.pos;
+        let mate = mate::root_dtm(answer).and_then(|d| match d {
             0 => None,
             d if d > 0 => Some(mate::moves(d.unsigned_abs()) as i32),
             d => Some(-(mate::moves(d.unsigned_abs()) as i32)),
@@ -207,7 +209,7 @@ pub fn judge(answer: &TablebaseAnswer, uci: &str) -> Option<Judgement> {
     let metric = Metric::of(answer);
     let best = best_worth(answer)?;
     let best_move = *best_moves(answer).first()?;
-    let before = Standing::before(&answer.pos);
+    let before = Standing::before(answer);
     let after = Standing::after(played);
     let (was, now) = (before.result()?, after.result()?);
     let mark = if now < was {

@@ -5,6 +5,8 @@
 //! positive, it mates in that many plies; negative, it is mated; 0, a
 //! draw. A move's `dtm` is the opponent's after the move.
 
+use crate::api::{Category, MoveInfo, TablebaseAnswer};
+
 /// Full moves of the mating side in `plies` plies (the last ply is the
 /// mate, played by the mating side).
 pub fn moves(plies: u32) -> u32 {
@@ -42,6 +44,46 @@ impl MoveMate {
     }
 }
 
+/// The position's depth to mate: the answer's own, or, where its table
+/// has none (the API keeps lila's `dtm: null`) but every move that
+/// decides the result has one (captures into DTM tables), one ply more
+/// than the best of them: the fastest mate of a win, the longest
+/// resistance of a loss. `None` where a deciding move's DTM is not known.
+pub fn root_dtm(answer: &TablebaseAnswer) -> Option<i32> {
+    if answer.pos.dtm.is_some() {
+        return answer.pos.dtm;
+    }
+    // The opponent's DTM after a move: a mate leaves it mated at once.
+    let after = |m: &MoveInfo| if m.pos.checkmate { Some(0) } else { m.pos.dtm };
+    let category = answer.pos.category;
+    if category.is_win() {
+        // Every move that mates in the end (the opponent loses, with or
+        // without the 50-move rule) must have a known DTM.
+        let winning = answer
+            .moves
+            .iter()
+            .filter(|m| m.pos.category.flip().is_win());
+        let fastest = winning
+            .map(|m| after(m).map(i32::abs))
+            .collect::<Option<Vec<i32>>>()?
+            .into_iter()
+            .min()?;
+        Some(fastest + 1)
+    } else if category.flip().is_win() {
+        // Every move loses: the longest of them.
+        let longest = answer
+            .moves
+            .iter()
+            .map(|m| after(m).filter(|_| m.pos.category != Category::Unknown))
+            .collect::<Option<Vec<i32>>>()?
+            .into_iter()
+            .max()?;
+        Some(-(longest + 1))
+    } else {
+        None
+    }
+}
+
 /// The verdict's words for a position's `dtm` (its side to move is
 /// `side`, the other `other`): "White mates in 33"; `None` for a draw or
 /// an unknown depth.
@@ -56,6 +98,61 @@ pub fn verdict(dtm: Option<i32>, side: &str, other: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::practice::defence::tests::{after, answer};
+
+    #[test]
+    fn a_roots_mate_comes_from_its_moves_where_its_table_has_none() {
+        // KQBvKQ 8/8/3k4/8/8/2q5/8/1KQB4 w: no DTM table for the root; its
+        // only winning move Qxc3 leaves Black mated in 12 plies.
+        let kqbkq = answer(
+            Category::Win,
+            None,
+            vec![
+                after("c1c3", Category::Loss, -3, Some(-12)),
+                after("b1a1", Category::Draw, 0, None),
+                after("d1e2", Category::Win, 5, None),
+            ],
+        );
+        assert_eq!(root_dtm(&kqbkq), Some(13));
+        assert_eq!(
+            verdict(root_dtm(&kqbkq), "White", "Black").as_deref(),
+            Some("White mates in 7")
+        );
+        assert_eq!(MoveMate::of_move(Some(-12)), Some(MoveMate::Mates(7)));
+        // A winning move without DTM: unknown.
+        let mut partial = kqbkq.clone();
+        partial.moves.push(after("c1c2", Category::Loss, -9, None));
+        assert_eq!(root_dtm(&partial), None);
+        // A mate at once is mate in 1.
+        let mut mate = after("h1h8", Category::Loss, 0, None);
+        mate.pos.checkmate = true;
+        let mut mates = kqbkq.clone();
+        mates.moves.push(mate);
+        assert_eq!(root_dtm(&mates), Some(1));
+        // A loss: every move's DTM, the longest.
+        let lost = answer(
+            Category::Loss,
+            None,
+            vec![
+                after("a", Category::Win, 3, Some(5)),
+                after("b", Category::Win, 9, Some(11)),
+            ],
+        );
+        assert_eq!(root_dtm(&lost), Some(-12));
+        assert_eq!(
+            verdict(root_dtm(&lost), "Black", "White").as_deref(),
+            Some("White mates in 6")
+        );
+        let mut unknown = lost.clone();
+        unknown.moves[0].pos.dtm = None;
+        assert_eq!(root_dtm(&unknown), None);
+        // The answer's own DTM stands; a draw has none.
+        assert_eq!(
+            root_dtm(&answer(Category::Win, Some(65), Vec::new())),
+            Some(65)
+        );
+        assert_eq!(root_dtm(&answer(Category::Draw, None, Vec::new())), None);
+    }
 
     #[test]
     fn counts_full_moves_of_the_mating_side() {

@@ -80,7 +80,7 @@ pub fn status_line(
         .dtz
         .map(|d| format!(" · DTZ {}", d.abs()))
         .unwrap_or_default();
-    let mate = mate::verdict(answer.pos.dtm, &side, &other)
+    let mate = mate::verdict(mate::root_dtm(answer), &side, &other)
         .or_else(|| missing_dtm(pos, answer, installed))
         .map(|words| format!(" · {words}"))
         .unwrap_or_default();
@@ -220,6 +220,29 @@ mod tests {
         assert_eq!(
             status_line(&start, Ok(&kbnk), None).0,
             "White to move wins · DTZ 64"
+        );
+        // KQBvKQ without its DTM table, but its only winning move Qxc3
+        // captures into KQBvK, mated in 12 plies: the root's mate is known.
+        let kqbkq = parse_fen("8/8/3k4/8/8/2q5/8/1KQB4 w - - 0 1").expect("legal");
+        let capture = "c1c3"
+            .parse::<shakmaty::uci::UciMove>()
+            .expect("uci")
+            .to_move(&kqbkq)
+            .expect("legal");
+        let mut qxc3 = crate::api::MoveInfo::play(&kqbkq, capture).0;
+        qxc3.pos.category = crate::api::Category::Loss;
+        qxc3.pos.dtm = Some(-12);
+        qxc3.pos.dtz = Some(-3);
+        let mut edge = TablebaseAnswer {
+            pos: crate::api::PositionInfo::unknown(),
+            moves: vec![qxc3],
+            dtm_unavailable: Vec::new(),
+        };
+        edge.pos.category = crate::api::Category::Win;
+        edge.pos.dtz = Some(4);
+        assert_eq!(
+            status_line(&kqbkq, Ok(&edge), Some(&installed)).0,
+            "White to move wins · White mates in 7 · DTZ 4"
         );
         let down = NoAnswer::from_message("the server did not answer: TypeError".to_string());
         assert_eq!(status_line(&five, Err(&down), None).1, "error");

@@ -20,7 +20,7 @@ pub fn SideChoice(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
     let explorer = position_href(game.setup.variant, &to_fen(game.current()));
     let standing = move |side: Color| {
         let start = reviewed.with(|r| match r {
-            Some(Ok(review)) => review.start.as_ref().map(|a| Standing::before(&a.pos)),
+            Some(Ok(review)) => review.start.as_ref().map(Standing::before),
             _ => None,
         })?;
         Some(if side == turn {
