@@ -85,7 +85,7 @@ pub struct TableArgs {
     #[arg(long, value_name = "MB")]
     pub memory_mb: Option<u64>,
     /// Megabytes of decompressed DTM blocks kept in memory: a DTM lookup
-    /// otherwise decompresses 64 KiB. 0 keeps none. Default: 15 % of
+    /// otherwise decompresses 64 KiB. 0 keeps none. Default: 40 % of
     /// --memory-mb.
     #[arg(long, value_name = "MB")]
     pub dtm_cache_mb: Option<u64>,
@@ -133,7 +133,7 @@ pub struct TableArgs {
     /// Megabytes of table indexes (headers, sparse indexes, block lengths)
     /// kept in process memory, so a lookup costs at most its data block
     /// even when the page cache cannot hold the tables. 0 keeps none.
-    /// Default: 20 % of --memory-mb.
+    /// Default: 10 % of --memory-mb.
     #[arg(long, value_name = "MB")]
     pub index_cache_mb: Option<u64>,
     /// Megabytes of table data blocks kept in process memory, so that the

@@ -39,7 +39,7 @@ pub struct ServeArgs {
     pub tables: TableArgs,
     /// Megabytes of answers kept in the response cache, each weighed by its
     /// size (0: none kept; identical requests in flight are still computed
-    /// once). Default: 30 % of --memory-mb.
+    /// once). Default: 15 % of --memory-mb.
     #[arg(long, value_name = "MB")]
     pub cache_mb: Option<u64>,
     /// Megabytes of recent positions' probe results kept for later requests
