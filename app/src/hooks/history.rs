@@ -83,7 +83,7 @@ impl Line {
         let mut line = Line::in_variant(variant, start);
         for uci in moves.split('_').filter(|m| !m.is_empty()) {
             let from = line.fen_at(line.plies.len())?;
-            let ply = find_ply(variant, from, |m, _| m == uci)?;
+            let ply = find_ply(variant, from, &|m, _| m == uci)?;
             line.plies.push(ply);
         }
         line.cursor = line.index_of(at)?;
@@ -124,12 +124,12 @@ impl Line {
 
 /// The legal move from one position to the other, if there is one.
 fn ply_between(variant: Variant, from: &str, to: &str) -> Option<Ply> {
-    find_ply(variant, from, |_, fen| fen == to)
+    find_ply(variant, from, &|_, fen| fen == to)
 }
 
 /// The first legal move from `from` whose UCI and position after it
 /// `wanted` accepts.
-fn find_ply(variant: Variant, from: &str, wanted: impl Fn(&str, &str) -> bool) -> Option<Ply> {
+fn find_ply(variant: Variant, from: &str, wanted: &dyn Fn(&str, &str) -> bool) -> Option<Ply> {
     let pos = parse_game_fen(variant, from).ok()?;
     pos.legal_moves().into_iter().find_map(|m| {
         let (info, after) = MoveInfo::play(&pos, m);
@@ -170,6 +170,11 @@ impl Step {
 #[derive(Clone, Copy)]
 pub struct MoveHistory {
     line: RwSignal<Line>,
+    variant: Memo<Variant>,
+    /// The URL's position, which the line follows.
+    current_fen: Memo<Option<String>>,
+    /// Whether the URL brought moves (`&moves=`) not yet read into the line.
+    pub from_url: RwSignal<bool>,
     /// Shows a position without adding a browser history entry.
     show: Callback<String>,
     last_moves: LastMoves,
@@ -216,6 +221,60 @@ impl MoveHistory {
         if let Some(squares) = squares {
             self.last_moves.record(fen.to_string(), squares);
         }
+    }
+
+    /// Reads the line from the URL (if `from_url`), then writes it back
+    /// whenever it or the URL changes: a move or a link drops it from the
+    /// URL, and the orientation's own writing may too. Called by the moves
+    /// panel (a split part), so its code is not in the first download.
+    pub fn keep_in_url(self) {
+        let MoveHistory {
+            line,
+            variant,
+            current_fen,
+            from_url,
+            ..
+        } = self;
+        let query = use_query_map();
+        let navigate = use_navigate();
+        let params = |q: &Query| (q.get("from"), q.get("moves"));
+        Effect::new(move |_| {
+            let (line_params, fen) = (line.with(Line::url_params), current_fen.get());
+            let url_params = query.with(params);
+            let Some(fen) = fen else {
+                return;
+            };
+            if from_url.get_untracked() {
+                from_url.set(false);
+                if let (Some(start), Some(moves)) = url_params {
+                    let start = start.replace('_', " ");
+                    let replayed = Line::replay(variant.get_untracked(), start, &moves, &fen);
+                    if let Some(replayed) = replayed.filter(|_| line.with(|l| l.plies.is_empty())) {
+                        line.set(replayed);
+                        self.record_last_move(&fen);
+                    }
+                }
+                return;
+            }
+            // Encoded as the URL has them once written, for the comparison.
+            let url_params = (url_params.0.map(|s| encode(&s)), url_params.1);
+            if line_params == url_params || line.with(|l| l.fen_at(l.cursor) != Some(fen.as_str()))
+            {
+                return;
+            }
+            let mut href = position_href(variant.get_untracked(), &fen);
+            if let (Some(start), Some(moves)) = line_params {
+                href.push_str(&format!("&from={start}&moves={moves}"));
+            }
+            if query.with(|q| q.get("orientation")).as_deref() == Some("black") {
+                href.push_str("&orientation=black");
+            }
+            let options = NavigateOptions {
+                replace: true,
+                scroll: false,
+            };
+            navigate(&href, options);
+        });
     }
 
     /// Steps through the line; nothing when already there (← at the start
@@ -267,6 +326,9 @@ pub fn use_history(
     let start = current_fen.get_untracked().unwrap_or_default();
     let history = MoveHistory {
         line: RwSignal::new(Line::in_variant(variant.get_untracked(), start)),
+        variant,
+        current_fen,
+        from_url: RwSignal::new(false),
         show,
         last_moves,
     };
@@ -282,56 +344,15 @@ pub fn use_history(
         }
         history.observe(&fen);
     });
-    keep_in_url(history, variant, current_fen);
-    history
-}
-
-/// Reads the line from the URL once the page is live (the server's page
-/// shows no moves, so hydration finds what it rendered), then writes it
-/// back whenever it or the URL changes: a move or a link drops it from the
-/// URL, and the orientation's own writing may too.
-fn keep_in_url(history: MoveHistory, variant: Memo<Variant>, current_fen: Memo<Option<String>>) {
+    // Once the page is live (the server's page shows no moves, so
+    // hydration finds what it rendered): whether the URL brings moves,
+    // which the moves panel then loads (`keep_in_url`).
     let query = use_query_map();
-    let navigate = use_navigate();
-    let params = |q: &Query| (q.get("from"), q.get("moves"));
-    Effect::new(move |restored: Option<()>| {
-        let (line_params, fen) = (history.line.with(Line::url_params), current_fen.get());
-        let url_params = query.with(params);
-        let Some(fen) = fen else {
-            return;
-        };
-        if restored.is_none() {
-            if let (Some(start), Some(moves)) = url_params {
-                let start = start.replace('_', " ");
-                if let Some(line) = Line::replay(variant.get_untracked(), start, &moves, &fen) {
-                    history.line.set(line);
-                    history.record_last_move(&fen);
-                }
-            }
-            return;
-        }
-        // Encoded as the URL has them once written, for the comparison.
-        let url_params = (url_params.0.map(|s| encode(&s)), url_params.1);
-        if line_params == url_params
-            || history
-                .line
-                .with(|l| l.fen_at(l.cursor) != Some(fen.as_str()))
-        {
-            return;
-        }
-        let mut href = position_href(variant.get_untracked(), &fen);
-        if let (Some(start), Some(moves)) = line_params {
-            href.push_str(&format!("&from={start}&moves={moves}"));
-        }
-        if query.with(|q| q.get("orientation")).as_deref() == Some("black") {
-            href.push_str("&orientation=black");
-        }
-        let options = NavigateOptions {
-            replace: true,
-            scroll: false,
-        };
-        navigate(&href, options);
+    Effect::new(move |_| {
+        let moves = query.with_untracked(|q| q.get("moves").is_some());
+        history.from_url.set(moves);
     });
+    history
 }
 
 #[cfg(test)]
@@ -392,6 +413,29 @@ mod tests {
         let later = "4k3/8/8/8/8/8/8/3QK3 w - - 40 1";
         line.observe(later);
         assert_eq!(line.start, later);
+    }
+
+    #[test]
+    fn a_line_round_trips_through_the_url() {
+        let mut line = Line::new(KRVK.to_string());
+        line.observe(RH7);
+        line.observe(KD8);
+        line.observe(RH7);
+        let (start, moves) = line.url_params();
+        assert_eq!(start.as_deref(), Some("4k3/8/8/8/8/8/8/4K2R_w_-_-_0_1"));
+        assert_eq!(moves.as_deref(), Some("h1h7_e8d8"));
+        let replayed = Line::replay(Variant::Standard, KRVK.to_string(), "h1h7_e8d8", RH7);
+        assert_eq!(replayed, Some(line));
+        // An illegal move, or a position not in the line, gives none.
+        assert_eq!(
+            Line::replay(Variant::Standard, KRVK.to_string(), "h1a8_e8d8", RH7),
+            None
+        );
+        assert_eq!(
+            Line::replay(Variant::Standard, KRVK.to_string(), "h1h7", KD8),
+            None
+        );
+        assert_eq!(Line::new(KRVK.to_string()).url_params(), (None, None));
     }
 
     #[test]

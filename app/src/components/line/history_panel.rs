@@ -16,7 +16,8 @@ use crate::{
 
 #[component]
 pub fn History(history: MoveHistory, answers: Answers) -> impl IntoView {
-    let empty = Memo::new(move |_| history.with(|l| l.plies.is_empty()));
+    // Moves the URL brings load the moves' code at once (it reads them).
+    let empty = Memo::new(move |_| history.with(|l| l.plies.is_empty()) && !history.from_url.get());
     let body = move || {
         if empty.get() {
             return Either::Left(view! {

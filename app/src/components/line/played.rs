@@ -30,6 +30,7 @@ enum CopyState {
 /// The controls and the numbered moves, once there are moves.
 #[component]
 pub fn Played(history: MoveHistory, answers: Answers) -> impl IntoView {
+    history.keep_in_url();
     let copy = RwSignal::new(CopyState::Idle);
     // The PGN's DTZ comments come from answers that arrive after the move,
     // so the PGN is written again when it is copied.
