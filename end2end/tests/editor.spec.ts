@@ -329,3 +329,15 @@ for (const colorScheme of ['light', 'dark'] as const) {
     for (const { text, fg, bg } of texts) expect(contrast(fg, bg), `"${text}": ${fg} on ${bg}`).toBeGreaterThanOrEqual(4.5);
   });
 }
+
+test('picking a tray piece drops the piece lifted by a first click', async ({ page }) => {
+  await openEditor(page, '4k3/8/8/8/8/8/8/4K3 w - - 0 1');
+  await clickSquare(page, 'e1');
+  await expect(page.locator(square('e1'))).toHaveClass(/selected/);
+  await page.locator(tray('wQ')).focus();
+  await page.keyboard.press('Enter');
+  await expect(page.locator(tray('wQ'))).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.locator(square('e1'))).not.toHaveClass(/selected/);
+  await clickSquare(page, 'd1');
+  expect(await boardPieces(page)).toEqual({ e1: 'wK', e8: 'bK', d1: 'wQ' });
+});

@@ -98,6 +98,12 @@ pub fn Editor(
     let done = leave(setup, checking, mode, on_done);
     Effect::new(move |_| live.set(Some(setup.fen())));
     cancel_on_escape(on_cancel);
+    // Another tool drops the piece the hand had lifted (click-click).
+    Effect::watch(
+        move || setup.tool.get(),
+        move |_, _, _| setup.lifted.set(None),
+        false,
+    );
     // Opened by "e" or the toolbar button, the focus moves into the editor,
     // on the board's cursor square (its one tab stop).
     Effect::new(move |_| {
