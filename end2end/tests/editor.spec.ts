@@ -341,3 +341,38 @@ test('picking a tray piece drops the piece lifted by a first click', async ({ pa
   await clickSquare(page, 'd1');
   expect(await boardPieces(page)).toEqual({ e1: 'wK', e8: 'bK', d1: 'wQ' });
 });
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  test(`every text on the explorer stands out at 4.5:1 (${colorScheme})`, async ({ page }) => {
+    await page.emulateMedia({ colorScheme });
+    // KBNvK: a verdict, mates in the list, statistics.
+    const fen = '8/8/8/8/8/7B/8/Nk5K w - - 0 1';
+    await openHydrated(page, fen);
+    await expect(page.locator(`.move-list[data-fen="${fen}"]`)).toBeVisible();
+    await expect(page.locator('.results')).not.toHaveClass(/pending/);
+    const texts = await page.evaluate(() => {
+      const out: { text: string; fg: string; bg: string }[] = [];
+      for (const e of Array.from(document.querySelectorAll('body *'))) {
+        // Text of the element's own, shown and not disabled; coordinates have their own test (3:1).
+        const own = Array.from(e.childNodes)
+          .filter((n) => n.nodeType === 3 && (n.textContent ?? '').trim() !== '')
+          .map((n) => (n.textContent ?? '').trim())
+          .join(' ');
+        if (!own || e.classList.contains('coord') || (e as HTMLButtonElement).disabled) continue;
+        if ((e as HTMLElement).offsetParent === null) continue;
+        let bg = '';
+        for (let n: Element | null = e; n; n = n.parentElement) {
+          const c = getComputedStyle(n).backgroundColor;
+          if (!/rgba\(.*, 0\)$/.test(c) && c !== 'transparent') {
+            bg = c;
+            break;
+          }
+        }
+        out.push({ text: own.slice(0, 30), fg: getComputedStyle(e).color, bg: bg || getComputedStyle(document.body).backgroundColor });
+      }
+      return out;
+    });
+    expect(texts.length).toBeGreaterThan(20);
+    for (const { text, fg, bg } of texts) expect(contrast(fg, bg), `"${text}": ${fg} on ${bg}`).toBeGreaterThanOrEqual(4.5);
+  });
+}
