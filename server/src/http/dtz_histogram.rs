@@ -11,6 +11,7 @@
 use std::{collections::HashMap, fmt::Write};
 
 use app::{
+    api::Category,
     material,
     position::FenError,
     variant::{Variant, parse_variant_fen},
@@ -75,6 +76,15 @@ fn pairs(col: &str, sign: i32) -> Vec<(i32, u64)> {
         .collect()
 }
 
+/// What the image marks: the position's DTZ, a draw (at 0, where no
+/// bar is), or nothing where the tables do not know it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mark {
+    Dtz(i32),
+    Draw,
+    Unknown,
+}
+
 const WIDTH: i64 = 600;
 const HEIGHT: i64 = 150;
 /// Room under the bars for the axis labels, above them for the mark's.
@@ -85,7 +95,12 @@ const TOP: i64 = 18;
 /// of the axis, and a line at the position's DTZ when it is known. Its
 /// colours follow the page's scheme (an SVG image sees
 /// `prefers-color-scheme` as the page does).
-pub fn svg(h: &Histogram, dtz: Option<i32>) -> String {
+pub fn svg(h: &Histogram, mark: Mark) -> String {
+    let dtz = match mark {
+        Mark::Dtz(d) => Some(d),
+        Mark::Draw => Some(0),
+        Mark::Unknown => None,
+    };
     let lo = h
         .bars
         .first()
@@ -104,9 +119,10 @@ pub fn svg(h: &Histogram, dtz: Option<i32>) -> String {
     // Integer pixels (tenths): no float formatting.
     let x = |d: i32| (i64::from(d - lo) * WIDTH * 10) / span;
     let bar_w = ((WIDTH * 10) / span).max(10);
-    let marked = match dtz {
-        Some(d) => format!("this position: DTZ {d}"),
-        None => "this position's DTZ is not known".to_string(),
+    let marked = match mark {
+        Mark::Dtz(d) => format!("this position: DTZ {d}"),
+        Mark::Draw => "this position: a draw".to_string(),
+        Mark::Unknown => "this position's DTZ is not known".to_string(),
     };
     let mut out = format!(
         concat!(
@@ -189,13 +205,17 @@ pub async fn dtz_svg(
             .into_response());
     };
     // A position outside the installed tables is drawn unmarked.
-    let dtz = state.engine.probe(pos).await.ok().and_then(|a| a.pos.dtz);
+    let mark = match state.engine.probe(pos).await {
+        Ok(a) if a.pos.category == Category::Draw => Mark::Draw,
+        Ok(a) => a.pos.dtz.map_or(Mark::Unknown, Mark::Dtz),
+        Err(_) => Mark::Unknown,
+    };
     Ok((
         [
             (header::CONTENT_TYPE, "image/svg+xml"),
             (header::CACHE_CONTROL, "public, max-age=3600"),
         ],
-        svg(&h, dtz),
+        svg(&h, mark),
     )
         .into_response())
 }
@@ -234,11 +254,12 @@ mod tests {
     #[test]
     fn the_image_marks_the_position() {
         let h = histogram(&board("4k3/8/8/8/8/8/8/4K2R w - - 0 1"), Color::White).expect("KRvK");
-        let svg = svg(&h, Some(17));
+        let svg = svg(&h, Mark::Dtz(17));
         assert!(svg.starts_with("<svg"), "{svg}");
         assert_eq!(svg.matches("<rect").count(), h.bars.len());
         assert!(svg.contains("this position: DTZ 17"), "{svg}");
         assert!(svg.contains(r#"class="m""#), "{svg}");
-        assert!(!super::svg(&h, None).contains(r#"class="m""#));
+        assert!(!super::svg(&h, Mark::Unknown).contains(r#"class="m""#));
+        assert!(super::svg(&h, Mark::Draw).contains("this position: a draw"));
     }
 }
