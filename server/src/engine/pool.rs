@@ -471,16 +471,22 @@ mod tests {
         runtime.block_on(async {
             let pool = Arc::new(pool(2));
             let (release, read) = mpsc::channel::<()>();
+            let first_runs = Arc::new(AtomicBool::new(false));
             let first = tokio::spawn({
                 let pool = Arc::clone(&pool);
+                let first_runs = Arc::clone(&first_runs);
                 async move {
                     pool.run_until_gone(move |_, _| {
+                        first_runs.store(true, Relaxed);
                         let _ = read.recv();
                     })
                     .await
                 }
             });
-            while pool.busy() == 0 {
+            // Until the first holds the one blocking thread: a slot taken is
+            // not enough, on a busy machine the second could still get there
+            // first.
+            while !first_runs.load(Relaxed) {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
             let ran = Arc::new(AtomicBool::new(false));
