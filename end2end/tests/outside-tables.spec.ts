@@ -11,6 +11,9 @@ const KRPvKR = '7k/8/8/r7/8/8/4P3/1K1R4 w - - 0 1';
 const PLAYER_MOVE = 'd1d4';
 const AFTER_RD4 = '7k/8/8/r7/3R4/8/4P3/1K6 b - - 1 1';
 
+// After 1...Ra4: White wins by taking the rook; every other move is unknown.
+const HANGING = '7k/8/8/8/r2R4/8/4P3/1K6 w - - 2 2';
+
 const LOSING = new Set(['win', 'syzygy-win', 'maybe-win']);
 
 function practiceUrl(fen: string, params: string): string {
@@ -70,9 +73,9 @@ test('the move list says once which table is missing, and the lines are disabled
   await expect(page.locator('.move-list a.move').first()).toBeVisible();
   const unknownMoves = page.locator('.move-list a.move[data-category="unknown"]');
   expect(await unknownMoves.count()).toBeGreaterThan(2);
-  // Once above the list, not under every unknown move.
-  await expect(page.locator('.unknown-note')).toHaveCount(1);
-  await expect(page.locator('.unknown-note')).toContainText('KRPvKR not installed');
+  // Once above the list (and in the verdict), not under every unknown move.
+  await expect(page.locator('.results .status')).toContainText('KRPvKR not installed');
+  await expect(page.locator('.missing-tables summary')).toHaveText('Not installed: KRPvKR');
   await expect(page.locator('.move-list .why', { hasText: 'KRPvKR not installed' })).toHaveCount(0);
   // The tooltip of each move still says why.
   await expect(unknownMoves.first()).toHaveAttribute('title', /KRPvKR not installed/);
@@ -81,6 +84,12 @@ test('the move list says once which table is missing, and the lines are disabled
     await expect(page.locator(button)).toBeDisabled();
     await expect(page.locator(button)).toHaveAttribute('title', /KRPvKR not installed/);
   }
+  // A position the tables know (White takes the hanging rook) whose other
+  // moves are unknown: the reason once above the list.
+  await openHydrated(page, HANGING);
+  await expect(page.locator('.results .status')).toContainText('White to move wins');
+  await expect(page.locator('.missing-tables summary')).toHaveText('Not installed: KRPvKR');
+  await expect(page.locator('.move-list .why', { hasText: 'KRPvKR not installed' })).toHaveCount(0);
   // A position in the tables: both enabled again.
   await openHydrated(page, '4k3/8/8/8/8/8/8/4K2R w - - 0 1');
   await expect(page.locator('button.show-line')).toBeEnabled();

@@ -5,7 +5,7 @@
 //! positive, it mates in that many plies; negative, it is mated; 0, a
 //! draw. A move's `dtm` is the opponent's after the move.
 
-use crate::api::{Category, MoveInfo, TablebaseAnswer};
+use crate::api::TablebaseAnswer;
 
 /// Full moves of the mating side in `plies` plies (the last ply is the
 /// mate, played by the mating side).
@@ -53,35 +53,25 @@ pub fn root_dtm(answer: &TablebaseAnswer) -> Option<i32> {
     if answer.pos.dtm.is_some() {
         return answer.pos.dtm;
     }
-    // The opponent's DTM after a move: a mate leaves it mated at once.
-    let after = |m: &MoveInfo| if m.pos.checkmate { Some(0) } else { m.pos.dtm };
-    let category = answer.pos.category;
-    if category.is_win() {
-        // Every move that mates in the end (the opponent loses, with or
-        // without the 50-move rule) must have a known DTM.
-        let winning = answer
-            .moves
-            .iter()
-            .filter(|m| m.pos.category.flip().is_win());
-        let fastest = winning
-            .map(|m| after(m).map(i32::abs))
-            .collect::<Option<Vec<i32>>>()?
-            .into_iter()
-            .min()?;
-        Some(fastest + 1)
-    } else if category.flip().is_win() {
-        // Every move loses: the longest of them.
-        let longest = answer
-            .moves
-            .iter()
-            .map(|m| after(m).filter(|_| m.pos.category != Category::Unknown))
-            .collect::<Option<Vec<i32>>>()?
-            .into_iter()
-            .max()?;
-        Some(-(longest + 1))
-    } else {
-        None
+    let wins = answer.pos.category.is_win();
+    if !wins && !answer.pos.category.flip().is_win() {
+        return None;
     }
+    let mut best: Option<i32> = None;
+    for m in &answer.moves {
+        // What decides a win: its moves that keep it (the opponent loses,
+        // with or without the 50-move rule); a loss: every move.
+        if wins && !m.pos.category.flip().is_win() {
+            continue;
+        }
+        let plies = if m.pos.checkmate { 0 } else { m.pos.dtm?.abs() };
+        best = Some(match best {
+            Some(b) if wins => b.min(plies),
+            Some(b) => b.max(plies),
+            None => plies,
+        });
+    }
+    best.map(|b| if wins { b + 1 } else { -(b + 1) })
 }
 
 /// The verdict's words for a position's `dtm` (its side to move is
@@ -98,7 +88,10 @@ pub fn verdict(dtm: Option<i32>, side: &str, other: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::practice::defence::tests::{after, answer};
+    use crate::{
+        api::Category,
+        practice::defence::tests::{after, answer},
+    };
 
     #[test]
     fn a_roots_mate_comes_from_its_moves_where_its_table_has_none() {

@@ -63,15 +63,13 @@ pub fn Results(
                 (Ok(pos), Ok((fen, answer))) => {
                     let verdict = status_line(&pos, Ok(&answer), installed);
                     let listed = listed_moves(&pos, &answer.moves);
-                    let (mut moves, missing) =
-                        explained(&pos, answer.pos.category, listed, installed);
-                    let note = unknown_note(&mut moves);
+                    let (moves, missing) = explained(&pos, answer.pos.category, listed, installed);
                     Either::Right(listed_view(
                         verdict,
                         fen,
                         moves,
                         events,
-                        Either::Left((note, fetch_hint(pos.variant(), missing))),
+                        Either::Left(fetch_hint(pos.variant(), missing)),
                     ))
                 }
                 (Ok(pos), Err(message)) => {
@@ -138,35 +136,13 @@ fn explained(
             .fen_after
             .as_deref()
             .and_then(|fen| parse_game_fen(pos.variant(), fen).ok());
-        m.unknown_because = after
-            .and_then(|after| unknown_reason(&after, installed))
-            .map(&mut note);
+        let reason = after.and_then(|after| unknown_reason(&after, installed));
+        // A missing table is said once, above the list ("Not installed:
+        // KRPvKR"), not under each of the moves that need it.
+        m.why_above = matches!(reason, Some(UnknownReason::NotInstalled(_)));
+        m.unknown_because = reason.map(&mut note);
     }
     (moves, missing)
-}
-
-/// Why several unknown moves are unknown, said once above the list: the
-/// reason most of them share (each of those rows then leaves it out; a
-/// move unknown for another reason still says its own).
-fn unknown_note(moves: &mut [ListedMove]) -> Option<impl IntoView + use<>> {
-    let shared = shared_reason(moves)?;
-    for m in moves.iter_mut() {
-        m.why_above = m.unknown_because.as_deref() == Some(shared.as_str());
-    }
-    Some(view! { <p class="unknown-note">{format!("Unknown moves: {shared}")}</p> })
-}
-
-/// The reason given by the most unknown moves, if at least two give it.
-fn shared_reason(moves: &[ListedMove]) -> Option<String> {
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    for why in moves.iter().filter_map(|m| m.unknown_because.as_deref()) {
-        match counts.iter_mut().find(|(seen, _)| *seen == why) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((why, 1)),
-        }
-    }
-    let (why, n) = counts.into_iter().max_by_key(|(_, n)| *n)?;
-    (n > 1).then(|| why.to_string())
 }
 
 /// The command that fetches the missing tables, for whoever hosts the server.

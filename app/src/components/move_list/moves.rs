@@ -34,7 +34,7 @@ pub struct ListedMove {
     pub squares: Option<(Square, Square)>,
     /// Why the tables give no answer for an unknown move, when the page can tell.
     pub unknown_because: Option<String>,
-    /// The reason is said once above the list, shared with other moves:
+    /// The reason is said once above the list (a table not installed):
     /// the row leaves it out (its tooltip keeps it).
     pub why_above: bool,
 }
