@@ -117,8 +117,10 @@ pub fn position_href(variant: Variant, fen: &str) -> String {
 }
 
 /// How an answer that never came (network down, server gone) begins, so
-/// the page can tell it from a server's refusal and offer a retry.
-pub const UNREACHABLE: &str = "the server did not answer";
+/// the page can tell it from a server's refusal and offer a retry. Said in
+/// a player's words, not the browser's (`TypeError: Failed to fetch`,
+/// which its console shows with the request).
+pub const UNREACHABLE: &str = "The server cannot be reached";
 
 /// Percent-encodes a FEN for a query string (spaces become underscores, as the API allows).
 pub fn encode(fen: &str) -> String {
@@ -186,8 +188,8 @@ async fn get_text(
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
 
-    let unreachable = |err: wasm_bindgen::JsValue| ApiError {
-        error: format!("{UNREACHABLE}: {}", js_error_text(&err)),
+    let unreachable = |_: wasm_bindgen::JsValue| ApiError {
+        error: format!("{UNREACHABLE}: check your connection and try again"),
     };
     let window = web_sys::window().ok_or_else(|| ApiError {
         error: "the page has no browser window to fetch from".to_string(),

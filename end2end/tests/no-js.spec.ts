@@ -53,3 +53,37 @@ test('without JavaScript, the FEN box loads a position', async ({ page, request 
   await expect(page.locator('.status')).toContainText('White to move wins');
   await expectListMatchesApi(page, await apiAnswer(request, fen));
 });
+
+// Issue 41, item 16: without JavaScript the page says what works there
+// (the move links, the FEN box, playing it out), not the board or the editor.
+test('without JavaScript, the help says what works: move links, the FEN box, practice', async ({ page }) => {
+  await page.goto(fenUrl('4k3/8/8/8/8/8/8/4K2R w - - 0 1'));
+  const intro = page.locator('.help .intro:visible');
+  await expect(intro).toHaveCount(1);
+  await expect(intro).toContainText('Each move in the list is a link');
+  await expect(intro).toContainText('paste a FEN below');
+  await expect(intro).toContainText('Play this out');
+  await expect(intro).not.toContainText('Play a move on the board');
+  await expect(intro).not.toContainText('editor (e)');
+  // What it points to is there and works without the page's script.
+  await expect(page.locator('#fen-input')).toBeVisible();
+  await expect(page.locator('a.play-out')).toBeVisible();
+  // The keys need the script: the help does not list them.
+  await page.locator('.help summary').first().click();
+  await expect(page.locator('.help dd.keys')).toBeHidden();
+  await page.locator('a.play-out').click();
+  await expect(page).toHaveURL(/\/practice\?/);
+  await expect(page.locator('.practice-panel')).toBeVisible();
+});
+
+test('with JavaScript, the help offers the board and the editor instead', async ({ browser }) => {
+  const context = await browser.newContext({ javaScriptEnabled: true });
+  const page = await context.newPage();
+  await page.goto(fenUrl('4k3/8/8/8/8/8/8/4K2R w - - 0 1'));
+  await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  const intro = page.locator('.help .intro:visible');
+  await expect(intro).toHaveCount(1);
+  await expect(intro).toContainText('Play a move on the board');
+  await expect(page.locator('.help')).not.toContainText('Each move in the list is a link', { useInnerText: true });
+  await context.close();
+});

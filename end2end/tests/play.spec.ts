@@ -7,6 +7,7 @@ import {
   expectListMatchesApi,
   fenOfUrl,
   openHydrated,
+  squareCenter,
   waitForList,
 } from './helpers';
 
@@ -79,6 +80,36 @@ test('promotion asks for the piece; back returns to the previous position', asyn
   expect((await boardPieces(page))['e7']).toBe('wP');
   await waitForList(page, KPvK);
   await expectListMatchesApi(page, await apiAnswer(request, KPvK));
+});
+
+// Issue 41, item 3: on a touch screen the tap on the promotion square
+// opened the chooser and its click picked the queen drawn under the finger.
+test.describe('on a touch screen', () => {
+  test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  test('promotion shows the chooser and honours the piece tapped', async ({ page }) => {
+    const KPvK = '8/4P3/8/8/8/8/k7/4K3 w - - 0 1';
+    await openHydrated(page, KPvK);
+    await waitForList(page, KPvK);
+    const tap = async (square: string) => {
+      const { x, y } = await squareCenter(page, square);
+      await page.touchscreen.tap(x, y);
+    };
+    await tap('e7');
+    await expect(page.locator('.board [data-square="e7"]')).toHaveClass(/selected/);
+    await tap('e8');
+    const dialog = page.locator('.promotion');
+    await expect(dialog).toBeVisible();
+    await expect(dialog.locator('button.choice')).toHaveCount(4);
+    // The tap that opened it chose nothing: it stays open on the same position.
+    await page.waitForTimeout(300);
+    await expect(dialog).toBeVisible();
+    expect(fenOfUrl(page.url())).toBe(KPvK);
+    await dialog.locator('button[data-role="n"]').tap();
+    const next = '4N3/8/8/8/8/8/k7/4K3 b - - 0 1';
+    await expect.poll(() => fenOfUrl(page.url())).toBe(next);
+    expect((await boardPieces(page))['e8']).toBe('wN');
+    await expect(dialog).toBeHidden();
+  });
 });
 
 test('keyboard: f flips, left and right walk the history', async ({ page }) => {

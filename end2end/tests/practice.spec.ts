@@ -276,3 +276,59 @@ test.describe('without JavaScript', () => {
     await expect(page.locator('.practice-note')).toContainText('Without JavaScript');
   });
 });
+
+// Issue 41, item 14: practice on a phone: move links big enough for a
+// finger, and at the end the last move in sight, not cut off.
+test.describe('practice on a phone', () => {
+  test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+
+  test('the move links are targets of at least 44 × 44 px', async ({ page }) => {
+    await openPractice(page, practiceUrl(KRvK, 'w'));
+    await playersTurn(page);
+    const links = page.locator('.practice-move');
+    expect(await links.count()).toBeGreaterThan(5);
+    const sizes = await links.evaluateAll((all) =>
+      all.map((a) => {
+        const r = a.getBoundingClientRect();
+        return { text: a.textContent, width: r.width, height: r.height };
+      }),
+    );
+    for (const size of sizes) {
+      expect(size.width, `${size.text}`).toBeGreaterThanOrEqual(44);
+      expect(size.height, `${size.text}`).toBeGreaterThanOrEqual(44);
+    }
+    // Tapped, one plays.
+    await links.first().tap();
+    await expect.poll(() => urlMoves(page).length).toBeGreaterThan(0);
+  });
+
+  test('at the end of a long game the record shows its last move', async ({ page, request }) => {
+    // The fastest mate of KBNvK, 33 moves for the player.
+    const response = await request.get(`/standard/fastest-mate?fen=${encodeURIComponent(KBNvK)}`);
+    expect(response.ok()).toBeTruthy();
+    const line = (await response.json()) as { mainline: { uci: string; san: string }[] };
+    const moves = line.mainline.map((m) => m.uci);
+    await openPractice(page, practiceUrl(KBNvK, 'w', moves));
+    await expect(panel(page)).toHaveAttribute('data-state', 'over');
+    const record = page.locator('.practice-record');
+    const rows = record.locator('li');
+    await expect(rows).toHaveCount(33);
+    const last = rows.last();
+    await expect(last.locator('.san')).toHaveText(line.mainline[line.mainline.length - 1].san);
+    // The record is scrolled to its end: the last row lies wholly inside it.
+    await expect
+      .poll(() =>
+        last.evaluate((li) => {
+          const list = li.parentElement!;
+          const a = li.getBoundingClientRect();
+          const b = list.getBoundingClientRect();
+          return a.top >= b.top - 0.5 && a.bottom <= b.bottom + 0.5;
+        }),
+      )
+      .toBe(true);
+    const overflows = await record.evaluate((el) => el.scrollHeight > el.clientHeight);
+    expect(overflows, 'a game this long scrolls in its box').toBe(true);
+    await last.scrollIntoViewIfNeeded();
+    await expect(last).toBeInViewport({ ratio: 1 });
+  });
+});

@@ -99,13 +99,34 @@ test('when the server does not answer, the page says so and retries', async ({ p
   await page.locator('.move-list a.move[data-san="Rh7"]').click();
   const next = '4k3/7R/8/8/8/8/8/4K3 b - - 1 1';
   await expect.poll(() => fenOfUrl(page.url())).toBe(next);
-  await expect(page.locator('.status')).toContainText('No answer');
+  // In a player's words (issue 41, item 11), not the browser's "TypeError: Failed to fetch".
+  await expect(page.locator('.status')).toHaveText(
+    'The server cannot be reached: check your connection and try again. The moves below are not analysed.',
+  );
+  await expect(page.locator('.results')).not.toContainText(/TypeError|fetch/);
   await expect(page.locator('button.retry')).toBeVisible();
   await page.unroute(api);
   await page.locator('button.retry').click();
   await waitForList(page, next);
   await expect(page.locator('.status')).toContainText('Black to move loses');
   await expect(page.locator('button.retry')).toHaveCount(0);
+});
+
+test('a line asked for while the server is down says so in the same words', async ({ page }) => {
+  const fen = '4k3/8/8/8/8/8/8/3QK3 w - - 0 1';
+  await openHydrated(page, fen);
+  await waitForList(page, fen);
+  const lines = (url: URL) => url.pathname.startsWith('/standard/');
+  await page.route(lines, (route) => route.abort('internetdisconnected'));
+  await page.locator('button.show-line').click();
+  await expect(page.locator('.mainline .line-error')).toHaveText(
+    'The server cannot be reached: check your connection and try again',
+  );
+  // Asking again once it is back brings the line.
+  await page.unroute(lines);
+  await page.locator('button.show-line').click();
+  await expect(page.locator('.mainline .line')).toBeVisible();
+  await expect(page.locator('.mainline .line-error')).toHaveCount(0);
 });
 
 test('an answer the page cannot read says which field and why, and the page goes on', async ({ page }) => {

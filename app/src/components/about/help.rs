@@ -15,9 +15,16 @@ pub fn Help() -> impl IntoView {
 
 fn text() -> impl IntoView {
     view! {
-            <p class="intro">
+            // The board, the editor and the keys need the page's script;
+            // without it the moves are links and the FEN box is a form.
+            <p class="intro js-only">
                 "Every legal move of an endgame with its result. Play a move on the board or pick one from the list; set up any position with the editor (e) or paste a FEN below."
             </p>
+            <noscript>
+                <p class="intro">
+                    "Every legal move of an endgame with its result. Each move in the list is a link to the position after it; paste a FEN below to open any position, or play the position out against the tablebase (\"Play this out\" under the board). The board, the editor and the keys need JavaScript."
+                </p>
+            </noscript>
             <details>
                 <summary>"How to read the moves"</summary>
                 <dl>
@@ -39,6 +46,17 @@ fn text() -> impl IntoView {
                     <dt>"Mate in N"</dt>
                     <dd>
                         "Depth to mate (DTM): how many moves until checkmate with best play, the winner mating as fast as possible and the loser holding out as long as possible. \"Mate in 33\" counts the winner's moves. DTZ and DTM answer different questions: DTZ says how soon the next capture or pawn move comes, which is what the 50-move rule needs; DTM says how soon the game ends. Playing by DTZ wins, but often by a roundabout way (it rushes to the next capture); playing by DTM gives the shortest mate, which may take longer than the 50-move rule allows, so a \"mate in N\" can stand beside a cursed win. Shown where depth-to-mate tables are installed (up to 4 pieces here unless more were added)."
+                    </dd>
+                    <dt class="js-only">"Keys"</dt>
+                    <dd class="js-only keys">
+                        <kbd>"Space"</kbd>" plays the best move (the first of the list); "
+                        <kbd>"←"</kbd>" and "<kbd>"→"</kbd>" step back and forward through the line on show (Show line, Fastest mate) or the moves played; "
+                        <kbd>"↑"</kbd>" or "<kbd>"Home"</kbd>" go to its start, "
+                        <kbd>"↓"</kbd>" or "<kbd>"End"</kbd>" to its end; "
+                        <kbd>"f"</kbd>" flips the board; "
+                        <kbd>"e"</kbd>" opens or closes the editor. On the board, the arrow keys move between squares and "
+                        <kbd>"Enter"</kbd>" picks a piece and plays it; "
+                        <kbd>"Esc"</kbd>" cancels a promotion or leaves the editor."
                     </dd>
                     <dt>"Play this out"</dt>
                     <dd>

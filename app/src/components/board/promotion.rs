@@ -1,7 +1,8 @@
 //! The choice of the new piece when a pawn reaches the last rank: a column
 //! over the promotion square, as on lichess, with each piece's result from
 //! the tables, so the player sees which promotion wins before picking.
-//! It takes the keyboard focus when it opens; Esc cancels it.
+//! It takes the keyboard focus when it opens; Esc cancels it; the tap that
+//! opened it picks nothing.
 
 use leptos::{ev, html, prelude::*, wasm_bindgen::JsCast, web_sys};
 use shakmaty::{Color, Move, Piece, Role, Square, uci::UciMove};
@@ -60,7 +61,9 @@ pub fn promotion_dialog(
     choose: impl Fn(Role) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     let dialog = NodeRef::<html::Div>::new();
+    let pressed = StoredValue::new(false);
     Effect::new(move |_| {
+        pressed.set_value(false);
         if promotion.with(Option::is_none) {
             return;
         }
@@ -73,6 +76,11 @@ pub fn promotion_dialog(
         }
     });
     let cancel = move || promotion.set(None);
+    // On a touch screen the tap that opens the dialog (on the promotion
+    // square) ends in a click on the piece now drawn under the finger: a
+    // pointer's click counts only after a press inside the dialog. Clicks
+    // from the keyboard (Enter, Space) have no press and `detail` 0.
+    let ours = move |ev: &ev::MouseEvent| ev.detail() == 0 || pressed.get_value();
     move || {
         promotion.get().map(|p| {
             // The pieces this pawn may become, in the usual order; in
@@ -92,6 +100,7 @@ pub fn promotion_dialog(
                     style:left=left
                     style:top=at_top.then_some("0")
                     style:bottom=(!at_top).then_some("0")
+                    on:pointerdown=move |_| pressed.set_value(true)
                     on:keydown=move |ev: ev::KeyboardEvent| {
                         ev.stop_propagation();
                         if ev.key() == "Escape" {
@@ -118,7 +127,11 @@ pub fn promotion_dialog(
                                     data-role=role.char().to_string()
                                     aria-label=label.clone()
                                     title=label
-                                    on:click=move |_| choose(role)
+                                    on:click=move |ev| {
+                                        if ours(&ev) {
+                                            choose(role);
+                                        }
+                                    }
                                 >
                                     <div class=piece_class(piece)></div>
                                     <span class="choice-result">{text}</span>
@@ -126,7 +139,15 @@ pub fn promotion_dialog(
                             }
                         })
                         .collect_view()}
-                    <button class="cancel" on:click=move |_| cancel() title="Cancel (Esc)">
+                    <button
+                        class="cancel"
+                        on:click=move |ev| {
+                            if ours(&ev) {
+                                cancel();
+                            }
+                        }
+                        title="Cancel (Esc)"
+                    >
                         "✕"
                     </button>
                     <span class="to" hidden>{p.to.to_string()}</span>

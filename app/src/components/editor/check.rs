@@ -4,7 +4,7 @@
 
 use crate::{
     position::{piece_count, to_fen},
-    source::fetch_answer,
+    source::{UNREACHABLE, fetch_answer},
     {game::parse_game_fen, variant::Variant},
 };
 
@@ -43,6 +43,8 @@ pub async fn check_tables(
 ) -> Result<(), String> {
     match fetch_answer(variant, fen.clone()).await {
         Ok(_) => Ok(()),
+        // The server's silence is not the position's fault.
+        Err(err) if err.error.starts_with(UNREACHABLE) => Err(err.error),
         Err(err) => Err(format!("{pieces} pieces: {}", err.error)),
     }
 }

@@ -67,7 +67,7 @@ pub fn status_line(
         Ok(answer) => answer,
         Err(NoAnswer::Unreachable(message)) => {
             return (
-                format!("No answer: {message}. The moves below are not analysed."),
+                format!("{message}. The moves below are not analysed."),
                 "error",
             );
         }
@@ -244,7 +244,14 @@ mod tests {
             status_line(&kqbkq, Ok(&edge), Some(&installed)).0,
             "White to move wins · White mates in 7 · DTZ 4"
         );
-        let down = NoAnswer::from_message("the server did not answer: TypeError".to_string());
-        assert_eq!(status_line(&five, Err(&down), None).1, "error");
+        let down = NoAnswer::from_message(format!("{UNREACHABLE}: check your connection"));
+        assert_eq!(
+            status_line(&five, Err(&down), None),
+            (
+                "The server cannot be reached: check your connection. The moves below are not analysed."
+                    .to_string(),
+                "error"
+            )
+        );
     }
 }

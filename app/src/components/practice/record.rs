@@ -3,7 +3,7 @@
 //! the server writes marks the last few moves only (`review`); a note
 //! says so while older ones are unmarked.
 
-use leptos::prelude::*;
+use leptos::{html, prelude::*};
 use shakmaty::Position;
 
 use crate::{
@@ -29,6 +29,8 @@ pub fn Record(shown: Shown, marks: Marks) -> impl IntoView {
     let lines = move || {
         marks.with(|marks| shown.with(|game| Some(record_lines(game.as_ref().ok()?, marks))))
     };
+    let list = NodeRef::<html::Ol>::new();
+    keep_last_in_view(list);
     move || {
         let (opening, lines) = lines()?;
         if opening.is_none() && lines.is_empty() {
@@ -39,12 +41,24 @@ pub fn Record(shown: Shown, marks: Marks) -> impl IntoView {
             .any(|line| line.marked == Marked::NotJudgedHere);
         Some(view! {
             {unjudged.then(|| view! { <p class="practice-note">{unjudged_note()}</p> })}
-            <ol class="practice-record" aria-label="Your moves and their results">
+            <ol class="practice-record" aria-label="Your moves and their results" node_ref=list>
                 {opening.map(|san| view! { <li class="opening">"The tablebase began: "{san}</li> })}
                 {lines.into_iter().map(line_view).collect_view()}
             </ol>
         })
     }
+}
+
+/// Scrolls the record (and only it) to its end, so the last move is in
+/// sight: the list is drawn anew when a move or a mark comes, and a new
+/// list would open at its top with the latest moves cut off below.
+fn keep_last_in_view(list: NodeRef<html::Ol>) {
+    Effect::new(move |_| {
+        if let Some(list) = list.get() {
+            // At the next frame, once the list is laid out.
+            request_animation_frame(move || list.set_scroll_top(list.scroll_height()));
+        }
+    });
 }
 
 fn line_view(line: Line) -> impl IntoView {

@@ -121,7 +121,10 @@ impl Panel {
                 Kind::Mate => fetch_mate_line(fen).await.map(Fetched::from),
             };
             match fetched {
-                Ok(fetched) => self.line.set(Some(build_line(&start, fetched))),
+                Ok(fetched) => {
+                    self.line.set(Some(build_line(&start, fetched)));
+                    request_animation_frame(reveal_buttons);
+                }
                 Err(err) => self.error.set(Some(err.error)),
             }
             self.loading.set(false);
@@ -265,5 +268,25 @@ impl Panel {
                 "✕"
             </button>
         }
+    }
+}
+
+/// On a phone, where the board stands above the line (one column), puts
+/// the line's buttons right under the board as the line opens: the board
+/// sticks at the top of the screen while a line is on show, and the moves
+/// fit in the rest (the page's `scroll-padding-top` leaves the board's
+/// height). Beside the board (a desktop) nothing moves.
+fn reveal_buttons() {
+    let find = |selector: &str| document().query_selector(selector).ok().flatten();
+    let (Some(nav), Some(board)) = (find(".mainline .line-nav"), find(".board-wrap")) else {
+        return;
+    };
+    let (a, b) = (
+        nav.get_bounding_client_rect(),
+        board.get_bounding_client_rect(),
+    );
+    let under_the_board = a.left() < b.right() && b.left() < a.right();
+    if under_the_board {
+        nav.scroll_into_view_with_bool(true);
     }
 }
