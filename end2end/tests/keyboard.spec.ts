@@ -1,7 +1,7 @@
 import { test, expect, type Page } from './fixtures';
 import { apiAnswer, fenOfUrl, openHydrated, waitForList } from './helpers';
 
-// Issue 11, item 7: the board from the keyboard, read by a screen reader.
+// The board from the keyboard, read by a screen reader.
 
 const KRvK = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';
 
@@ -113,7 +113,7 @@ test('the editor works from the keyboard: Enter places the chosen piece', async 
   await expect(page.locator('.board.editing [data-square="b1"]')).toHaveAttribute('aria-label', 'b1, white knight');
 });
 
-// Issue 41, items 5 and 7: the keys the step buttons advertise step through
+// The keys the step buttons advertise step through
 // the line on show; Space plays the best move, as on syzygy-tables.info.
 
 test('Space plays the best move, the first of the list, for either side', async ({ page, request }) => {

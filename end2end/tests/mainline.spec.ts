@@ -112,7 +112,7 @@ test('a cursed win ends in a draw by the 50-move rule and says why', async ({ pa
   expect(pgn).toContain('1. Rh7 {DTZ 20}');
 });
 
-// Issue 41, item 4: the fastest mate of KBNvK (65 plies) is read whole, not
+// The fastest mate of KBNvK (65 plies) is read whole, not
 // cut at move 24 with the rest in a box that does not look scrollable.
 const KBNvK = '8/8/8/8/8/7B/8/Nk5K w - - 0 1';
 
@@ -219,7 +219,7 @@ test.describe('a line longer than its box (a low window)', () => {
   });
 });
 
-// Issue 41, item 2: on a phone the board stays on screen while a line is
+// On a phone the board stays on screen while a line is
 // stepped through, and the buttons stay under the finger.
 test.describe('stepping a line on a phone', () => {
   test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });

@@ -54,7 +54,7 @@ test('without JavaScript, the FEN box loads a position', async ({ page, request 
   await expectListMatchesApi(page, await apiAnswer(request, fen));
 });
 
-// Issue 41, item 16: without JavaScript the page says what works there
+// Without JavaScript the page says what works there
 // (the move links, the FEN box, playing it out), not the board or the editor.
 test('without JavaScript, the help says what works: move links, the FEN box, practice', async ({ page }) => {
   await page.goto(fenUrl('4k3/8/8/8/8/8/8/4K2R w - - 0 1'));

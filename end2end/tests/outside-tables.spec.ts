@@ -1,7 +1,7 @@
 import { test, expect, type Page } from './fixtures';
 import { apiAnswer, openHydrated } from './helpers';
 
-// Positions outside the installed tables (issue 41, items 1 and 12). The
+// Positions outside the installed tables. The
 // server of these tests carries the 3- and 4-piece tables only, so any
 // 5-piece position is "not installed"; its captures into 4 pieces are known.
 

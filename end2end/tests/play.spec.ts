@@ -82,7 +82,7 @@ test('promotion asks for the piece; back returns to the previous position', asyn
   await expectListMatchesApi(page, await apiAnswer(request, KPvK));
 });
 
-// Issue 41, item 3: on a touch screen the tap on the promotion square
+// On a touch screen the tap on the promotion square
 // opened the chooser and its click picked the queen drawn under the finger.
 test.describe('on a touch screen', () => {
   test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });

@@ -2,7 +2,7 @@ import { test, expect, type Page } from './fixtures';
 import { Chess } from 'chess.js';
 import { apiAnswer, clickSquare, openHydrated } from './helpers';
 
-// Playing a position out against the tablebase (issue 26): the page plays
+// Playing a position out against the tablebase: the page plays
 // the other side from the API's answers, marks each of the player's moves
 // and keeps the game in its URL.
 
@@ -277,7 +277,7 @@ test.describe('without JavaScript', () => {
   });
 });
 
-// Issue 41, item 14: practice on a phone: move links big enough for a
+// Practice on a phone: move links big enough for a
 // finger, and at the end the last move in sight, not cut off.
 test.describe('practice on a phone', () => {
   test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });

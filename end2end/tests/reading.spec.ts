@@ -77,7 +77,7 @@ test('unknown says why: castling rights, or the table that is not installed, wit
   const five = '8/8/4k3/8/4PK2/8/8/r6R w - - 0 50';
   await openHydrated(page, five);
   await waitForList(page, five);
-  // Said once above the list (issue 41), and in each move's tooltip.
+  // Said once above the list, and in each move's tooltip.
   const rookMove = page.locator('.move-list a.move[data-san="Rh2"]');
   await expect(rookMove).toHaveAttribute('title', /KRPvKR not installed/);
   await expect(rookMove.locator('.why')).toHaveCount(0);
@@ -99,7 +99,7 @@ test('when the server does not answer, the page says so and retries', async ({ p
   await page.locator('.move-list a.move[data-san="Rh7"]').click();
   const next = '4k3/7R/8/8/8/8/8/4K3 b - - 1 1';
   await expect.poll(() => fenOfUrl(page.url())).toBe(next);
-  // In a player's words (issue 41, item 11), not the browser's "TypeError: Failed to fetch".
+  // In a player's words, not the browser's "TypeError: Failed to fetch".
   await expect(page.locator('.status')).toHaveText(
     'The server cannot be reached: check your connection and try again. The moves below are not analysed.',
   );

@@ -49,7 +49,7 @@ test("a variant's unknown names its own missing table and the command that fetch
   await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
   await waitForList(page, kings);
   await expect(page.locator('.status')).toHaveText('Not in the installed tables: KvK not installed');
-  // Said once above the list (issue 41), and in each move's tooltip.
+  // Said once above the list, and in each move's tooltip.
   await expect(page.locator('.move-list a.move[data-san="Kg2"]')).toHaveAttribute('title', /KvK not installed/);
   await expect(page.locator('.missing-tables summary')).toHaveText('Not installed: KvK');
   await page.locator('.missing-tables summary').click();

@@ -749,7 +749,7 @@ fn check_dtz_rule(fen: &str, uci: &str, choices: &[Choice], chosen: &Choice, bes
     }
 }
 
-/// At the edge of the DTM tables (issue 41): a 5-piece position without
+/// At the edge of the DTM tables: a 5-piece position without
 /// DTM whose winning moves all capture into 4-piece tables that have it.
 /// The tablebase mates fastest by those (Kxg6, as lila ranks it, not the
 /// shorter DTZ of Rxg6), and the page says the root's mate, one ply more

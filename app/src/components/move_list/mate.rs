@@ -1,5 +1,5 @@
-//! Depth to mate in a player's words: moves, not plies (lila#19645: "mate
-//! in 33" is what players say; the API's `dtm` counts plies).
+//! Depth to mate in a player's words: moves, not plies (players say "mate
+//! in 33"; the API's `dtm` counts plies).
 //!
 //! `dtm` describes the side to move in the position it belongs to:
 //! positive, it mates in that many plies; negative, it is mated; 0, a
