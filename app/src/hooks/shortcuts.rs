@@ -98,14 +98,11 @@ fn typing(ev: &web_sys::KeyboardEvent) -> bool {
 }
 
 /// Whether the focused element acts on Space itself (a button, a
-/// checkbox, a summary; the board's squares handle their keys first).
+/// checkbox, a summary; text fields are `typing`'s, and the board's
+/// squares handle their keys first and stop them there).
 fn activates_on_space(ev: &web_sys::KeyboardEvent) -> bool {
-    ev.target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .is_some_and(|el| {
-            matches!(
-                el.tag_name().as_str(),
-                "BUTTON" | "INPUT" | "SELECT" | "TEXTAREA" | "SUMMARY"
-            ) || el.has_attribute("role")
-        })
+    ev.target().is_some_and(|t| {
+        t.dyn_ref::<web_sys::HtmlElement>()
+            .is_some_and(|el| matches!(el.tag_name().as_str(), "BUTTON" | "INPUT" | "SUMMARY"))
+    })
 }
