@@ -233,20 +233,7 @@ impl Engine {
         filesystem: Arc<dyn Filesystem>,
         dirs: &[PathBuf],
     ) -> Result<Engine, LoadError> {
-        Self::with_table_sets(
-            config,
-            &TableDirsByVariant {
-                standard: TableDirs {
-                    filesystem,
-                    dirs: dirs.to_vec(),
-                },
-                atomic: TableDirs::none(),
-                antichess: TableDirs::none(),
-                dtm: TableDirs::none(),
-                dtm_cache_bytes: 0,
-                dtm_verification: Verification::default(),
-            },
-        )
+        Self::with_table_sets(config, &TableDirsByVariant::standard_only(filesystem, dirs))
     }
 
     /// An engine over the given table sets, ignoring the config's storage

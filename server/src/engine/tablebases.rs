@@ -106,6 +106,24 @@ pub struct TableDirsByVariant {
     pub dtm_verification: Verification,
 }
 
+impl TableDirsByVariant {
+    /// Standard tables from `dirs` and nothing else (no variants, no DTM):
+    /// what tests and tools that watch one filesystem's reads need.
+    pub fn standard_only(filesystem: Arc<dyn Filesystem>, dirs: &[PathBuf]) -> TableDirsByVariant {
+        TableDirsByVariant {
+            standard: TableDirs {
+                filesystem,
+                dirs: dirs.to_vec(),
+            },
+            atomic: TableDirs::none(),
+            antichess: TableDirs::none(),
+            dtm: TableDirs::none(),
+            dtm_cache_bytes: 0,
+            dtm_verification: Verification::default(),
+        }
+    }
+}
+
 pub struct Tables {
     /// Standard chess tables.
     pub tablebase: Tablebase<Chess>,
@@ -144,17 +162,7 @@ impl Tables {
         filesystem: Arc<dyn Filesystem>,
         dirs: &[PathBuf],
     ) -> Result<(Tables, Vec<LoadedDirectory>), LoadError> {
-        Tables::load_sets(&TableDirsByVariant {
-            standard: TableDirs {
-                filesystem,
-                dirs: dirs.to_vec(),
-            },
-            atomic: TableDirs::none(),
-            antichess: TableDirs::none(),
-            dtm: TableDirs::none(),
-            dtm_cache_bytes: 0,
-            dtm_verification: Verification::default(),
-        })
+        Tables::load_sets(&TableDirsByVariant::standard_only(filesystem, dirs))
     }
 
     /// Registers every table file of every variant's directories; files are
