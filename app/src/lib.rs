@@ -9,6 +9,7 @@ pub mod api;
 pub mod components;
 pub mod favicon;
 pub mod game;
+pub mod game_review;
 pub mod hooks;
 pub mod json;
 pub mod material;

@@ -118,7 +118,7 @@ impl Standing {
 
     /// What the result is worth under the 50-move rule, which the
     /// practice game keeps: 2 a win, 1 a draw, 0 a loss.
-    fn result(self) -> Option<u8> {
+    pub(crate) fn result(self) -> Option<u8> {
         match self.category {
             Category::Win | Category::SyzygyWin | Category::MaybeWin => Some(2),
             Category::CursedWin | Category::Draw | Category::BlessedLoss => Some(1),

@@ -315,6 +315,11 @@ impl Engine {
         self.pool.tables().max_pieces(Variant::Standard)
     }
 
+    /// Largest piece count the loaded tables of a variant cover (0: none).
+    pub fn max_pieces_of(&self, variant: Variant) -> usize {
+        self.pool.tables().max_pieces(variant)
+    }
+
     /// The answer for a position and every legal move (`GET /standard`,
     /// `/atomic`, `/antichess`: the position's variant decides).
     pub async fn probe(

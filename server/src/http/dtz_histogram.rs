@@ -185,7 +185,7 @@ pub fn svg(h: &Histogram, mark: Mark) -> String {
 }
 
 /// Tenths of a pixel as SVG writes them ("12.3").
-fn tenths(v: i64) -> String {
+pub(super) fn tenths(v: i64) -> String {
     format!("{}.{}", v / 10, v % 10)
 }
 

@@ -12,6 +12,9 @@ pub mod metrics;
 pub mod page;
 pub mod page_budget;
 pub mod request_metrics;
+pub mod review;
+pub mod review_chart;
+pub mod review_page;
 pub mod security_headers;
 
 use std::sync::Arc;
@@ -86,7 +89,9 @@ impl FromRef<AppState> for LeptosOptions {
 pub fn router(state: AppState) -> Router {
     let table_set = etag::header_value(state.engine.table_set());
     let installed = installed::installed_by_variant(&state.engine);
+    let review = review_page::routes(page::page_style(&state.leptos_options));
     let api = api::routes()
+        .merge(review)
         .layer(CorsLayer::permissive())
         .route("/tables", installed::route(&installed))
         .route(app::api::DTZ_HISTOGRAM_PATH, get(dtz_histogram::dtz_svg))

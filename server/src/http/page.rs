@@ -93,7 +93,7 @@ async fn practice_without_slash(uri: Uri) -> Redirect {
 /// `None` (the page links it instead) when the site has not been built.
 /// Its name carries the content hash listed in the site's `hash.txt`, as
 /// cargo-leptos writes it (`css: <hash>`).
-fn page_style(options: &LeptosOptions) -> Option<Arc<str>> {
+pub(super) fn page_style(options: &LeptosOptions) -> Option<Arc<str>> {
     let pkg = Path::new(&*options.site_root).join(&*options.site_pkg_dir);
     let hash = options
         .hash_files

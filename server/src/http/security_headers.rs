@@ -80,6 +80,12 @@ pub fn provide_nonce() {
     }
 }
 
+/// This request's nonce, for a page written outside Leptos (the review
+/// page): its inline style and script carry it.
+pub fn nonce_of(extensions: &axum::http::Extensions) -> Option<Nonce> {
+    extensions.get::<PageNonce>().map(|n| n.0.clone())
+}
+
 fn is_html(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
