@@ -151,14 +151,14 @@ pub fn svg(from: usize, points: &[Point], marks: &[usize]) -> String {
         out,
         concat!(
             r#"<line class="a" x1="0" y1="{mid}" x2="{w}" y2="{mid}"/>"#,
-            r#"<text x="0" y="11">White wins</text>"#,
-            r#"<text x="0" y="{by}">Black wins</text>"#,
+            r#"<text x="{c}" y="11" text-anchor="middle">▲ White wins</text>"#,
+            r#"<text x="{c}" y="{ly}" text-anchor="middle">▼ Black wins</text>"#,
             r#"<text x="0" y="{ly}">{first}</text>"#,
             r#"<text x="{w}" y="{ly}" text-anchor="end">{last}</text>"#,
         ),
         mid = mid,
         w = WIDTH,
-        by = HEIGHT - BOTTOM + 12,
+        c = WIDTH / 2,
         ly = HEIGHT - 2,
         first = move_at(from),
         last = move_at(from + points.len().saturating_sub(1)),
@@ -238,6 +238,6 @@ mod tests {
         assert_eq!(svg.matches("<rect").count(), 4);
         assert_eq!(svg.matches(r#"class="x""#).count(), 1);
         assert!(svg.contains("54. White mates in 12"), "{svg}");
-        assert!(svg.contains("55. Black mates in 9"), "{svg}");
+        assert!(svg.contains("55… Black mates in 9"), "{svg}");
     }
 }

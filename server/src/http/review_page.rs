@@ -474,6 +474,7 @@ const STYLE: &str = concat!(
     ".review-words{flex:1 1 16rem}",
     ".review-practice{font-size:.85rem}",
     "@media (max-width:40rem){.review-move{min-height:2.75rem;display:inline-flex;align-items:center}",
+    ".review-counts th,.review-counts td{padding:.2rem .25rem;font-size:.85rem}",
     ".review-practice{min-height:2.75rem;display:inline-flex;align-items:center}}",
 );
 
