@@ -367,6 +367,43 @@ async fn the_chart_is_an_svg_of_the_review() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
 
+#[tokio::test]
+async fn a_variant_game_is_judged_with_its_tables() {
+    let router = embedded_router();
+    let pgn = "[Variant \"Atomic\"]\n[FEN \"4k3/8/8/8/8/8/8/3QK3 w - - 0 1\"]\n\n1. Qd5 Ke7 *";
+    let (status, body) = review(&router, pgn).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["variant"], "atomic");
+    let plies = body["plies"].as_array().expect("plies");
+    assert_eq!(marks(&body), ["1.Qd5 Slower", "1…Ke7 Best"]);
+    for ply in plies {
+        assert_eq!(ply["verdict"], "judged", "{ply}");
+        // No DTM tables for atomic: distances are DTZ.
+        assert_eq!(ply["metric"], "dtz", "{ply}");
+        let fen = ply["fen"].as_str().expect("fen").replace(' ', "_");
+        let (_, answer) = common::get_json(&router, &format!("/atomic?fen={fen}")).await;
+        let answer: app::api::TablebaseAnswer = serde_json::from_value(answer).expect("answer");
+        let judged = app::practice::judge::judge(&answer, ply["uci"].as_str().expect("uci"));
+        let said: Option<app::practice::judge::Judgement> =
+            serde_json::from_value(ply["judgement"].clone()).expect("a judgement");
+        assert_eq!(said, judged, "{}", ply["label"]);
+    }
+    assert!(
+        body["link"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("/review?variant=atomic&"))
+    );
+    let (_, _, annotated) = post(
+        &router,
+        "/review",
+        "text/plain",
+        Some("application/x-chess-pgn"),
+        pgn,
+    )
+    .await;
+    assert!(String::from_utf8_lossy(&annotated).contains("[Variant \"Atomic\"]\n"));
+}
+
 fn form_urlencoded(text: &str) -> String {
     let mut out = String::new();
     for b in text.bytes() {

@@ -4,15 +4,36 @@
 //! and a comment with the result before and after and the best move.
 
 use super::{GameReview, Verdict};
+use crate::variant::Variant;
 
 /// Lines of movetext are kept to this width, as the PGN standard asks.
 const LINE: usize = 79;
 
 /// Tags the review writes itself.
-const OWN_TAGS: [&str; 4] = ["SetUp", "FEN", "Annotator", "Result"];
+const OWN_TAGS: [&str; 5] = ["SetUp", "FEN", "Annotator", "Result", "Variant"];
 
 /// The annotated PGN of a review.
 pub fn annotated_pgn(review: &GameReview) -> String {
+    let mut out = tags(review);
+    let mut line = String::new();
+    for token in movetext(review) {
+        if !line.is_empty() && line.len() + 1 + token.len() > LINE {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&token);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// The game's tags, then the review's own, and the blank line after them.
+fn tags(review: &GameReview) -> String {
     let mut out = String::new();
     let tag = |out: &mut String, name: &str, value: &str| {
         let value = value.replace('\\', "\\\\").replace('"', "\\\"");
@@ -24,13 +45,20 @@ pub fn annotated_pgn(review: &GameReview) -> String {
         }
     }
     tag(&mut out, "Result", &review.result);
+    if review.variant != Variant::Standard {
+        tag(&mut out, "Variant", review.variant.label());
+    }
     if review.from_position {
         tag(&mut out, "SetUp", "1");
         tag(&mut out, "FEN", &review.start_fen);
     }
     tag(&mut out, "Annotator", "Zugzwang tablebase review");
     out.push('\n');
+    out
+}
 
+/// The movetext's tokens: numbers, moves, NAGs, comments and the result.
+fn movetext(review: &GameReview) -> Vec<String> {
     let mut tokens: Vec<String> = Vec::new();
     if let Some(note) = &review.not_judged {
         tokens.push(comment(note));
@@ -59,21 +87,7 @@ pub fn annotated_pgn(review: &GameReview) -> String {
         tokens.push(comment(&format!("not read further: {error}")));
     }
     tokens.push(review.result.clone());
-    let mut line = String::new();
-    for token in tokens {
-        if !line.is_empty() && line.len() + 1 + token.len() > LINE {
-            out.push_str(&line);
-            out.push('\n');
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(&token);
-    }
-    out.push_str(&line);
-    out.push('\n');
-    out
+    tokens
 }
 
 /// A comment: braces cannot nest, so none inside.

@@ -273,7 +273,7 @@ fn review_ply(
     pos: &Game,
     answer: Option<Option<&Result<TablebaseAnswer, String>>>,
 ) -> ReviewedPly {
-    let mut reviewed = ReviewedPly {
+    let reviewed = ReviewedPly {
         ply: i,
         label: move_label(pos, &ply.san),
         side: side_name(pos.turn()).to_string(),
@@ -291,41 +291,53 @@ fn review_ply(
         None => return reviewed,
         Some(Some(Ok(answer))) => answer,
         Some(Some(Err(reason))) => {
-            reviewed.verdict = Verdict::NotJudged;
-            reviewed.words = Some(format!("not judged: {reason}"));
-            return reviewed;
+            return ReviewedPly {
+                verdict: Verdict::NotJudged,
+                words: Some(format!("not judged: {reason}")),
+                ..reviewed
+            };
         }
         Some(None) => {
-            reviewed.verdict = Verdict::NotJudged;
-            reviewed.words = Some("not judged: the review's time budget ran out".to_string());
-            return reviewed;
+            return ReviewedPly {
+                verdict: Verdict::NotJudged,
+                words: Some("not judged: the review's time budget ran out".to_string()),
+                ..reviewed
+            };
         }
     };
-    let Some(judgement) = judge(answer, &ply.uci) else {
-        reviewed.verdict = Verdict::Unknown;
-        reviewed.words = Some(
-            "not judged: the tables do not know this position (a table is not installed)"
-                .to_string(),
-        );
-        return reviewed;
+    match judge(answer, &ply.uci) {
+        Some(judgement) => judged(reviewed, answer, judgement),
+        None => ReviewedPly {
+            verdict: Verdict::Unknown,
+            words: Some(
+                "not judged: the tables do not know this position (a table is not installed)"
+                    .to_string(),
+            ),
+            ..reviewed
+        },
+    }
+}
+
+/// A ply the practice judge marked: its best moves, metric, words and NAG.
+fn judged(reviewed: ReviewedPly, answer: &TablebaseAnswer, judgement: Judgement) -> ReviewedPly {
+    let best: Vec<String> = best_moves(answer).iter().map(|m| m.san.clone()).collect();
+    let metric = match Metric::of(answer) {
+        Metric::Dtm => "dtm",
+        Metric::Dtz => "dtz",
     };
-    reviewed.best = best_moves(answer).iter().map(|m| m.san.clone()).collect();
-    reviewed.metric = Some(
-        match Metric::of(answer) {
-            Metric::Dtm => "dtm",
-            Metric::Dtz => "dtz",
-        }
-        .to_string(),
-    );
     let mut words = judgement.words();
     if judgement.mark != Mark::Best {
-        words.push_str(&format!("; best {}", reviewed.best.join(" or ")));
+        words.push_str(&format!("; best {}", best.join(" or ")));
     }
-    reviewed.words = Some(words);
-    reviewed.nag = nag(judgement.mark);
-    reviewed.verdict = Verdict::Judged;
-    reviewed.judgement = Some(judgement);
-    reviewed
+    ReviewedPly {
+        verdict: Verdict::Judged,
+        metric: Some(metric.to_string()),
+        best,
+        words: Some(words),
+        nag: nag(judgement.mark),
+        judgement: Some(judgement),
+        ..reviewed
+    }
 }
 
 /// The NAG a mark gets: `??` a result lost under the 50-move rule, `?` a

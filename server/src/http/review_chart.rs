@@ -90,17 +90,6 @@ fn move_at(ply: usize) -> String {
 /// The image for points starting at ply `from`, with the points `marks`
 /// (indices) marked.
 pub fn svg(from: usize, points: &[Point], marks: &[usize]) -> String {
-    let n = points.len().max(1) as i64;
-    let max = points
-        .iter()
-        .map(|p| p.height().abs())
-        .max()
-        .unwrap_or(1)
-        .max(1) as i64;
-    let plot = HEIGHT - BOTTOM - TOP;
-    let mid = TOP + plot / 2;
-    let step = (WIDTH * 10) / n;
-    let bar = (step * 7 / 10).max(10);
     let mut out = format!(
         concat!(
             r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img">"#,
@@ -113,32 +102,8 @@ pub fn svg(from: usize, points: &[Point], marks: &[usize]) -> String {
         h = HEIGHT,
         start = move_at(from),
     );
-    let half = plot / 2 - 2;
-    for (i, p) in points.iter().enumerate() {
-        let x = i as i64 * step + (step - bar) / 2;
-        let title = format!("{} {}", move_at(from + i), p.words());
-        let (class, y, height) = match *p {
-            Point::Mate(v) | Point::Dtz(v) => {
-                let h = ((v.abs() as i64 * half * 10) / max).max(10);
-                if v > 0 {
-                    ("w", mid * 10 - h, h)
-                } else {
-                    ("b", mid * 10, h)
-                }
-            }
-            Point::Draw => ("d", mid * 10 - 15, 30),
-            Point::Cursed(white) => ("c", if white { mid * 10 - 40 } else { mid * 10 }, 40),
-            Point::Unknown => continue,
-        };
-        let _ = write!(
-            out,
-            r#"<rect class="{class}" x="{}" y="{}" width="{}" height="{}"><title>{title}</title></rect>"#,
-            tenths(x),
-            tenths(y),
-            tenths(bar),
-            tenths(height),
-        );
-    }
+    let step = (WIDTH * 10) / points.len().max(1) as i64;
+    bars(&mut out, from, points, step);
     for &m in marks.iter().filter(|&&m| m < points.len()) {
         let x = tenths(m as i64 * step);
         let _ = write!(
@@ -155,16 +120,57 @@ pub fn svg(from: usize, points: &[Point], marks: &[usize]) -> String {
             r#"<text x="{c}" y="{ly}" text-anchor="middle">▼ Black wins</text>"#,
             r#"<text x="0" y="{ly}">{first}</text>"#,
             r#"<text x="{w}" y="{ly}" text-anchor="end">{last}</text>"#,
+            "</svg>",
         ),
-        mid = mid,
+        mid = MID,
         w = WIDTH,
         c = WIDTH / 2,
         ly = HEIGHT - 2,
         first = move_at(from),
         last = move_at(from + points.len().saturating_sub(1)),
     );
-    out.push_str("</svg>");
     out
+}
+
+/// The middle line: a draw.
+const MID: i64 = TOP + (HEIGHT - BOTTOM - TOP) / 2;
+
+/// A bar per known point, `step` tenths of a pixel apart, scaled to the
+/// longest distance; the point's move and result as its tooltip.
+fn bars(out: &mut String, from: usize, points: &[Point], step: i64) {
+    let max = points
+        .iter()
+        .map(|p| p.height().abs())
+        .max()
+        .unwrap_or(1)
+        .max(1) as i64;
+    let half = MID - TOP - 2;
+    let bar = (step * 7 / 10).max(10);
+    for (i, p) in points.iter().enumerate() {
+        let (class, y, height) = match *p {
+            Point::Mate(v) | Point::Dtz(v) => {
+                let h = ((v.abs() as i64 * half * 10) / max).max(10);
+                if v > 0 {
+                    ("w", MID * 10 - h, h)
+                } else {
+                    ("b", MID * 10, h)
+                }
+            }
+            Point::Draw => ("d", MID * 10 - 15, 30),
+            Point::Cursed(white) => ("c", if white { MID * 10 - 40 } else { MID * 10 }, 40),
+            Point::Unknown => continue,
+        };
+        let _ = write!(
+            out,
+            r#"<rect class="{class}" x="{}" y="{}" width="{}" height="{}"><title>{} {}</title></rect>"#,
+            tenths(i as i64 * step + (step - bar) / 2),
+            tenths(y),
+            tenths(bar),
+            tenths(height),
+            move_at(from + i),
+            p.words(),
+        );
+    }
 }
 
 /// The handler: 400 naming what is wrong with the query.

@@ -14,13 +14,14 @@ use std::{collections::HashMap, fmt::Write, sync::Arc};
 use app::{
     favicon,
     game_review::{
-        GameReview, MAX_BODY_BYTES, REVIEW_CHART_PATH, REVIEW_PATH, Verdict,
+        GameReview, MAX_BODY_BYTES, REVIEW_CHART_PATH, REVIEW_PATH, ReviewedPly, Verdict,
         annotate::annotated_pgn,
         game_of_link, nag_suffix,
         pgn::{GameTitle, PgnError, PgnGame, read_pgn},
     },
     practice::setup::practice_href,
     source::position_href,
+    variant::Variant,
 };
 use axum::{
     Router,
@@ -303,25 +304,7 @@ fn review_html(html: &mut String, review: &GameReview) {
     if let Some(note) = &review.not_judged {
         let _ = write!(html, "<p class=\"review-note\">{}</p>", esc(note));
     }
-    if review.judged_from.is_some() {
-        html.push_str("<h4>Where the result changed hands</h4>");
-        if review.moments.is_empty() {
-            html.push_str(
-                "<p class=\"review-moments-none\">Never: every judged move kept the result.</p>",
-            );
-        } else {
-            html.push_str("<ul class=\"review-moments\">");
-            for moment in &review.moments {
-                let _ = write!(
-                    html,
-                    "<li><a href=\"#ply-{}\">{}</a></li>",
-                    moment.ply,
-                    esc(&moment.words)
-                );
-            }
-            html.push_str("</ul>");
-        }
-    }
+    moments_html(html, review);
     if let Some(chart) = &review.chart {
         let _ = write!(
             html,
@@ -330,7 +313,6 @@ fn review_html(html: &mut String, review: &GameReview) {
         );
     }
     counts_html(html, review);
-    let pgn = annotated_pgn(review);
     let _ = write!(
         html,
         concat!(
@@ -338,62 +320,84 @@ fn review_html(html: &mut String, review: &GameReview) {
             "href=\"data:application/x-chess-pgn;charset=utf-8,{pgn}\">Download the annotated PGN</a> ",
             "<a id=\"review-link\" href=\"{link}\">Link to this review</a></p></section>",
         ),
-        pgn = percent(&pgn),
+        pgn = percent(&annotated_pgn(review)),
         link = esc(&review.link),
     );
     html.push_str("<ol class=\"review-moves\">");
     for ply in &review.plies {
-        let mark = ply.judgement.as_ref().map(|j| j.mark);
-        let class = match (ply.verdict, mark) {
-            (Verdict::BeforeTables, _) => "before",
-            (_, Some(mark)) => mark.label(),
-            (_, None) => "unjudged",
-        };
-        let _ = write!(
-            html,
-            concat!(
-                "<li id=\"ply-{ply}\" class=\"review-ply {class}\" data-mark=\"{class}\">",
-                "<a class=\"review-move\" href=\"{explore}\" title=\"The position before {label}, with every move\">{label}{nag}</a> ",
-            ),
-            ply = ply.ply,
-            class = class,
-            explore = esc(&position_href(review.variant, &ply.fen)),
-            label = esc(&ply.label),
-            nag = nag_suffix(ply.nag),
-        );
-        match (ply.verdict, mark) {
-            (Verdict::BeforeTables, _) => {
-                html.push_str("<span class=\"review-words\">before the tables' reach</span>");
-            }
-            (_, mark) => {
-                if let Some(mark) = mark {
-                    let _ = write!(
-                        html,
-                        "<span class=\"mark {}\">{} {}</span> ",
-                        mark.label(),
-                        mark.icon(),
-                        mark.label()
-                    );
-                }
-                let words = ply.words.as_deref().unwrap_or("");
-                let words = mark
-                    .map(|m| {
-                        words
-                            .strip_prefix(&format!("{}: ", m.label()))
-                            .unwrap_or(words)
-                    })
-                    .unwrap_or(words);
-                let _ = write!(
-                    html,
-                    "<span class=\"review-words\">{}</span> <a class=\"review-practice\" href=\"{}\">Play it out from here</a>",
-                    esc(words),
-                    esc(&practice_href(review.variant, &ply.fen)),
-                );
-            }
-        }
-        html.push_str("</li>");
+        ply_html(html, review.variant, ply);
     }
     html.push_str("</ol>");
+}
+
+/// The moments the result changed hands, each a link to its move.
+fn moments_html(html: &mut String, review: &GameReview) {
+    if review.judged_from.is_none() {
+        return;
+    }
+    html.push_str("<h4>Where the result changed hands</h4>");
+    if review.moments.is_empty() {
+        html.push_str(
+            "<p class=\"review-moments-none\">Never: every judged move kept the result.</p>",
+        );
+        return;
+    }
+    html.push_str("<ul class=\"review-moments\">");
+    for moment in &review.moments {
+        let _ = write!(
+            html,
+            "<li><a href=\"#ply-{}\">{}</a></li>",
+            moment.ply,
+            esc(&moment.words)
+        );
+    }
+    html.push_str("</ul>");
+}
+
+/// One move: a link to the position before it, its mark and words, and
+/// "Play it out from here" where the tables reach.
+fn ply_html(html: &mut String, variant: Variant, ply: &ReviewedPly) {
+    let mark = ply.judgement.as_ref().map(|j| j.mark);
+    let class = match (ply.verdict, mark) {
+        (Verdict::BeforeTables, _) => "before",
+        (_, Some(mark)) => mark.label(),
+        (_, None) => "unjudged",
+    };
+    let _ = write!(
+        html,
+        concat!(
+            "<li id=\"ply-{ply}\" class=\"review-ply {class}\" data-mark=\"{class}\">",
+            "<a class=\"review-move\" href=\"{explore}\" title=\"The position before {label}, with every move\">{label}{nag}</a> ",
+        ),
+        ply = ply.ply,
+        class = class,
+        explore = esc(&position_href(variant, &ply.fen)),
+        label = esc(&ply.label),
+        nag = nag_suffix(ply.nag),
+    );
+    if ply.verdict == Verdict::BeforeTables {
+        html.push_str("<span class=\"review-words\">before the tables' reach</span></li>");
+        return;
+    }
+    let words = ply.words.as_deref().unwrap_or("");
+    if let Some(mark) = mark {
+        let _ = write!(
+            html,
+            "<span class=\"mark {0}\">{1} {0}</span> ",
+            mark.label(),
+            mark.icon(),
+        );
+    }
+    // The mark says its word already ("slower"): the words go on from there.
+    let words = mark
+        .and_then(|m| words.strip_prefix(&format!("{}: ", m.label())))
+        .unwrap_or(words);
+    let _ = write!(
+        html,
+        "<span class=\"review-words\">{}</span> <a class=\"review-practice\" href=\"{}\">Play it out from here</a></li>",
+        esc(words),
+        esc(&practice_href(variant, &ply.fen)),
+    );
 }
 
 fn counts_html(html: &mut String, review: &GameReview) {
