@@ -133,6 +133,14 @@ test.describe('without JavaScript', () => {
     expect(await marks(page)).toEqual(['best', 'slower', 'mistake', 'best', 'best']);
     await expect(page.locator('.review-moments li')).toContainText('threw the win away');
   });
+
+  test('a finished practice game links its review', async ({ page }) => {
+    await page.goto('/practice?fen=k7/8/1K6/8/8/8/7Q/8_w_-_-_0_1&side=white&seed=1&moves=h2h8');
+    await page.getByRole('link', { name: 'Review both sides' }).click();
+    await expect(page).toHaveURL(/\/review\?fen=k7\/8\/1K6\/8\/8\/8\/7Q\/8_w_-_-_0_1&moves=h2h8$/);
+    expect(await marks(page)).toEqual(['best']);
+    await expect(page.locator('#ply-0')).toContainText('mate in 1');
+  });
 });
 
 test.describe('on a phone', () => {

@@ -510,15 +510,39 @@ fn chart_href(
 /// The link that reopens a review: the start and the moves in the URL, as
 /// practice keeps them (`/review?fen=...&moves=h1h7_e8d8`).
 pub fn review_href(game: &PgnGame) -> String {
+    let start = game
+        .setup_fen
+        .as_ref()
+        .and(game.positions.first())
+        .map(to_fen);
+    review_link(
+        game.variant,
+        start.as_deref(),
+        game.plies.iter().map(|p| p.uci.as_str()),
+    )
+}
+
+/// The review link of a game from `start` (the initial position when
+/// `None`) with its moves as UCI: also practice's "Review both sides".
+pub fn review_link<'a>(
+    variant: Variant,
+    start: Option<&str>,
+    moves: impl Iterator<Item = &'a str>,
+) -> String {
     let mut href = format!("{REVIEW_PATH}?");
-    if game.variant != Variant::Standard {
-        href.push_str(&format!("variant={}&", game.variant));
+    if variant != Variant::Standard {
+        href.push_str(&format!("variant={variant}&"));
     }
-    if let (Some(_), Some(start)) = (&game.setup_fen, game.positions.first()) {
-        href.push_str(&format!("fen={}&", encode(&to_fen(start))));
+    if let Some(fen) = start {
+        href.push_str(&format!("fen={}&", encode(fen)));
     }
-    let moves: Vec<&str> = game.plies.iter().map(|p| p.uci.as_str()).collect();
-    href.push_str(&format!("moves={}", moves.join("_")));
+    href.push_str("moves=");
+    for (i, uci) in moves.enumerate() {
+        if i > 0 {
+            href.push('_');
+        }
+        href.push_str(uci);
+    }
     href
 }
 

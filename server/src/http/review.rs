@@ -7,10 +7,10 @@
 //! Bounded as the other routes are: the body (`MAX_BODY_BYTES`), the games
 //! in it (`MAX_GAMES`) and the plies of the game (`MAX_PLIES`) are capped,
 //! the positions are probed a few at a time through the engine's admission
-//! (`--max-pending`), reviews share the turns of the practice pages
-//! (`page_budget`), and probing stops after [`PROBE_BUDGET`]: the plies
-//! left are "not judged", said in the answer, well within the request
-//! deadline.
+//! (`--max-pending`), reviews run a few at a time as practice pages
+//! render (`page_budget`, in `review_page::routes`), and probing stops
+//! after [`PROBE_BUDGET`]: the plies left are "not judged", said in the
+//! answer, well within the request deadline.
 
 use std::{collections::HashMap, time::Duration};
 

@@ -9,6 +9,7 @@ use crate::{
         line::movetext::{data_url, pgn},
         practice::{Marks, Shown},
     },
+    game_review::review_link,
     practice::{
         judge::{Judgement, Mark},
         replay::{End, PracticeGame},
@@ -54,6 +55,12 @@ fn summary_view(game: &PracticeGame, end: &End, marks: &[Marked]) -> impl IntoVi
     let text = game_pgn(game, end, marks);
     let href = data_url("application/x-chess-pgn", &text);
     let again = game.setup.with_moves(Vec::new()).href();
+    let setup = &game.setup;
+    let review = review_link(
+        setup.variant,
+        Some(&setup.fen),
+        setup.moves.iter().map(String::as_str),
+    );
     let plies = game.player_plies();
     let first_mistake = marks
         .iter()
@@ -72,6 +79,7 @@ fn summary_view(game: &PracticeGame, end: &End, marks: &[Marked]) -> impl IntoVi
                     </a>
                 })}
                 <a class="pgn" href=href download="zugzwang-practice.pgn" data-pgn=text>"Download PGN"</a>
+                <a class="to-review" href=review title="Every move of both sides judged, on the review page">"Review both sides"</a>
             </div>
         </section>
     }
