@@ -38,9 +38,25 @@ async function review(page: Page, pgn: string): Promise<void> {
 const marks = (page: Page) =>
   page.locator('.review-ply').evaluateAll((plies) => plies.map((p) => p.getAttribute('data-mark')));
 
-test('a pasted KQvKR game shows the win thrown away, and the annotated PGN', async ({ page }) => {
+test('a pasted KQvKR game shows the win thrown away, and the annotated PGN', async ({
+  page,
+  request,
+}) => {
   await review(page, KQVKR);
   expect(await marks(page)).toEqual(['best', 'slower', 'mistake', 'best', 'best']);
+  // The API says the same of every move.
+  const api = await request.post('/review', {
+    data: KQVKR,
+    headers: { 'Content-Type': 'application/x-chess-pgn' },
+  });
+  expect(api.ok()).toBe(true);
+  const answer = await api.json();
+  expect(answer.plies.map((p: { judgement: { mark: string } }) => p.judgement.mark.toLowerCase())).toEqual(
+    await marks(page),
+  );
+  expect(answer.moments.map((m: { words: string }) => m.words)).toEqual(
+    await page.locator('.review-moments li').allTextContents(),
+  );
   await expect(page.locator('.review-moments li')).toHaveCount(1);
   await expect(page.locator('.review-moments li')).toContainText(
     /^2\.Qa5\?\? threw the win away: now Black mates in \d+; 2\.\w+\+? kept the win$/,
