@@ -190,7 +190,12 @@ pub fn positions_to_judge(game: &PgnGame, judged_from: Option<usize>) -> Vec<Str
 /// Why plies are not judged, when none of the game is within reach.
 fn outside_words(game: &PgnGame, max_pieces: usize) -> String {
     let fewest = game.positions.iter().map(piece_count).min().unwrap_or(0);
-    if fewest > max_pieces {
+    if max_pieces == 0 {
+        format!(
+            "No {} tables are installed here: no move is judged.",
+            game.variant.label().to_lowercase()
+        )
+    } else if fewest > max_pieces {
         format!(
             "The game never comes down to {max_pieces} pieces, the most the installed \
              tables hold (its fewest: {fewest}): no move is judged."

@@ -129,6 +129,14 @@ fn moves_before_the_tables_reach_are_shown_not_judged() {
     let review = assemble(&titles, 1, &game, 5, &[]);
     assert!(review.not_judged.expect("why").contains("castling rights"));
     assert_eq!(review.chart, None);
+    // A variant without tables says so.
+    let (titles, game) =
+        read_pgn("[Variant \"Antichess\"]\n\n1. e3 b5 2. Bxb5 *", 1).expect("read");
+    let review = assemble(&titles, 1, &game, 0, &[]);
+    assert_eq!(
+        review.not_judged.as_deref(),
+        Some("No antichess tables are installed here: no move is judged.")
+    );
 }
 
 #[test]
