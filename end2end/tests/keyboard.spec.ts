@@ -1,5 +1,5 @@
 import { test, expect, type Page } from './fixtures';
-import { fenOfUrl, openHydrated, waitForList } from './helpers';
+import { apiAnswer, fenOfUrl, openHydrated, waitForList } from './helpers';
 
 // The board from the keyboard, read by a screen reader.
 
@@ -113,13 +113,76 @@ test('the editor works from the keyboard: Enter places the chosen piece', async 
   await expect(page.locator('.board.editing [data-square="b1"]')).toHaveAttribute('aria-label', 'b1, white knight');
 });
 
+// The keys the step buttons advertise step through
+// the line on show; Space plays the best move, as on syzygy-tables.info.
+
+/** Space and a line's keys load once the browser is idle after hydration. */
+const keysReady = (page: Page) => expect(page.locator('html[data-keys="ready"]')).toHaveCount(1);
+
+test('Space plays the best move, the first of the list, for either side', async ({ page, request }) => {
+  await openHydrated(page, KRvK);
+  await waitForList(page, KRvK);
+  await keysReady(page);
+  let fen = KRvK;
+  for (let i = 0; i < 2; i++) {
+    const api = await apiAnswer(request, fen);
+    const first = page.locator('.move-list a.move').first();
+    await expect(first).toHaveAttribute('data-uci', api.moves[0].uci);
+    const next = fenOfUrl(new URL((await first.getAttribute('href')) ?? '', page.url()).href);
+    await page.keyboard.press('Space');
+    await expect.poll(() => fenOfUrl(page.url())).toBe(next);
+    await waitForList(page, next);
+    fen = next;
+  }
+  // Space on a focused button is the button's: the flip button flips, no move.
+  const firstSquare = page.locator('.board [data-square]').first();
+  await expect(firstSquare).toHaveAttribute('data-square', 'a8');
+  await page.locator('button.flip').focus();
+  await page.keyboard.press('Space');
+  await expect(firstSquare).toHaveAttribute('data-square', 'h1');
+  expect(fenOfUrl(page.url())).toBe(fen);
+});
+
+test('with a line on show, → and End step forward through it, ← and Home back', async ({ page }) => {
+  const KQvK = '4k3/8/8/8/8/8/8/3QK3 w - - 0 1';
+  await openHydrated(page, KQvK);
+  await waitForList(page, KQvK);
+  await keysReady(page);
+  await page.locator('button.show-line').click();
+  const line = page.locator('.mainline .line');
+  const pos = line.locator('.line-pos');
+  await expect(pos).toHaveText(/^0 \/ \d+$/);
+  const n = Number(((await pos.textContent()) ?? '').split('/')[1]);
+  expect(n).toBeGreaterThan(4);
+  // The buttons say which keys they answer to.
+  await expect(line.locator('button.step-forward')).toHaveAttribute('title', /→/);
+  await expect(line.locator('button.step-end')).toHaveAttribute('title', /End/);
+  await page.keyboard.press('ArrowRight');
+  await expect(pos).toHaveText(`1 / ${n}`);
+  await page.keyboard.press('ArrowRight');
+  await expect(pos).toHaveText(`2 / ${n}`);
+  await page.keyboard.press('End');
+  await expect(pos).toHaveText(`${n} / ${n}`);
+  await expect(page.locator('.status')).toContainText('Checkmate');
+  // At the end, → stays.
+  await page.keyboard.press('ArrowRight');
+  await expect(pos).toHaveText(`${n} / ${n}`);
+  await page.keyboard.press('ArrowLeft');
+  await expect(pos).toHaveText(`${n - 1} / ${n}`);
+  await page.keyboard.press('Home');
+  await expect(pos).toHaveText(`0 / ${n}`);
+  expect(fenOfUrl(page.url())).toBe(KQvK);
+  await page.keyboard.press('ArrowDown');
+  await expect(pos).toHaveText(`${n} / ${n}`);
+});
+
 test('the help lists every key', async ({ page }) => {
   await openHydrated(page, KRvK);
   await page.locator('.help summary').first().click();
   const keys = page.locator('.help dd.keys');
   await expect(keys).toBeVisible();
-  for (const key of ['←', '→', '↑', '↓', 'Home', 'End', 'f', 'e', 'Enter', 'Esc']) {
+  for (const key of ['Space', '←', '→', '↑', '↓', 'Home', 'End', 'f', 'e', 'Enter', 'Esc']) {
     await expect(keys.locator('kbd', { hasText: new RegExp(`^${key}$`) })).toHaveCount(1);
   }
-  await expect(keys).toContainText('moves played');
+  await expect(keys).toContainText('best move');
 });

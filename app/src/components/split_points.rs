@@ -31,7 +31,7 @@ use crate::{
             mainline::{Mainline, MainlineProps},
             played::{Played, PlayedProps},
         },
-        part::Loaded,
+        part::{Loaded, PartNotLoaded},
     },
 };
 
@@ -93,30 +93,46 @@ pub fn clock(props: ClockProps) -> Loaded {
     Ok(Clock(props).into_any())
 }
 
+/// Starts the page's work for an idle browser: Space and the keys of a line
+/// on show (`hooks::click_keys`), then the parts not yet used. Both are a
+/// part of their own, so the first download holds neither; a failure here
+/// is left for the use itself to show.
+pub fn prefetch() {
+    leptos::task::spawn_local(async {
+        idle().await;
+        let _: Result<(), _> = after_hydration().await;
+    });
+}
+
+/// The keys act through the page's buttons, so they can wait for the
+/// browser to be idle; the parts follow.
+#[wasm_split(after_hydration, fallible)]
+pub fn after_hydration() -> Result<(), PartNotLoaded> {
+    crate::hooks::click_keys::listen();
+    leptos::task::spawn_local(preload_the_rest());
+    Ok(())
+}
+
 /// Fetches the parts not yet used, one after the other, each when the
 /// browser is next idle, so a first use does not wait for the network and
 /// the clicks of a visit that has just begun do not wait for the parts
 /// (each part's instantiation is then a short task of its own). The order
 /// is that of a first visit: a move (the played moves), then the editor,
-/// the mainline, the statistics, a promotion, then `last` (the practice
-/// page's, which lives in `practice_route`: that part's code uses the
-/// board, whose promotion choice is one of the points here). A failure
-/// here is left for the use itself to show.
-pub fn prefetch(last: impl std::future::Future<Output = ()> + 'static) {
-    leptos::task::spawn_local(async {
-        idle().await;
-        let _: Result<(), _> = preload_played().await;
-        idle().await;
-        let _: Result<(), _> = preload_editor().await;
-        idle().await;
-        let _: Result<(), _> = preload_mainline().await;
-        idle().await;
-        let _: Result<(), _> = preload_stats().await;
-        idle().await;
-        let _: Result<(), _> = preload_promotion().await;
-        idle().await;
-        last.await;
-    });
+/// the mainline, the statistics, a promotion, then the practice page
+/// (whose code uses the board, whose promotion choice is one of the
+/// points here).
+async fn preload_the_rest() {
+    let _: Result<(), _> = preload_played().await;
+    idle().await;
+    let _: Result<(), _> = preload_editor().await;
+    idle().await;
+    let _: Result<(), _> = preload_mainline().await;
+    idle().await;
+    let _: Result<(), _> = preload_stats().await;
+    idle().await;
+    let _: Result<(), _> = preload_promotion().await;
+    idle().await;
+    crate::components::practice_route::preload().await;
 }
 
 /// Resolves when the browser is next idle (`requestIdleCallback`).

@@ -4,6 +4,7 @@
 //! wires them together for the page.
 
 pub mod answers;
+pub mod click_keys;
 pub mod explorer;
 pub mod history;
 pub mod last_moves;

@@ -1,6 +1,8 @@
 //! Keyboard shortcuts: ←/→ step through the moves played in this tab (↑ or
 //! Home to their start, ↓ or End to their end, as on lichess), f flips the
-//! board, e opens or closes the editor.
+//! board, e opens or closes the editor. Space and the keys of a line on
+//! show are `hooks::click_keys`', which take their key first. The help
+//! lists them all (`components::about::help`).
 //!
 //! Stepping stays inside the page's own line (`hooks::history`), never the
 //! browser's history: ← at the start does nothing rather than leave the site.
@@ -55,7 +57,7 @@ fn step_key(key: &str) -> Option<Step> {
 
 /// Keys typed into a text field are text, not shortcuts (radio buttons and
 /// checkboxes do not take letters).
-fn typing(ev: &web_sys::KeyboardEvent) -> bool {
+pub fn typing(ev: &web_sys::KeyboardEvent) -> bool {
     ev.target().is_some_and(|t| {
         if let Some(input) = t.dyn_ref::<web_sys::HtmlInputElement>() {
             !matches!(

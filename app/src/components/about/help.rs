@@ -49,7 +49,8 @@ fn text() -> impl IntoView {
                     </dd>
                     <dt class="js-only">"Keys"</dt>
                     <dd class="js-only keys">
-                        <kbd>"←"</kbd>" and "<kbd>"→"</kbd>" step back and forward through the moves played; "
+                        <kbd>"Space"</kbd>" plays the best move (the first of the list); "
+                        <kbd>"←"</kbd>" and "<kbd>"→"</kbd>" step back and forward through the line on show (Show line, Fastest mate) or the moves played; "
                         <kbd>"↑"</kbd>" or "<kbd>"Home"</kbd>" go to its start, "
                         <kbd>"↓"</kbd>" or "<kbd>"End"</kbd>" to its end; "
                         <kbd>"f"</kbd>" flips the board; "

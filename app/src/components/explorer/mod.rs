@@ -19,7 +19,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::{
-    components::{practice_route, split_points},
+    components::split_points,
     hooks::explorer::{ExplorerState, use_explorer},
     variant::Variant,
 };
@@ -61,9 +61,7 @@ fn use_hydrated() -> ReadSignal<bool> {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| {
         hydrated.set(true);
-        split_points::prefetch(async {
-            practice_route::preload().await;
-        });
+        split_points::prefetch();
     });
     hydrated.read_only()
 }

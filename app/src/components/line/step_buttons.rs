@@ -17,18 +17,13 @@ impl Step {
         }
     }
 
-    /// The button's name, with the key that does the same where there is
-    /// one (the keys step through the moves played, not through a line).
-    fn label(self, keys: bool) -> &'static str {
-        match (self, keys) {
-            (Step::Start, true) => "To the start (Home)",
-            (Step::Back, true) => "Back one move (←)",
-            (Step::Forward, true) => "Forward one move (→)",
-            (Step::End, true) => "To the end (End)",
-            (Step::Start, false) => "To the start",
-            (Step::Back, false) => "Back one move",
-            (Step::Forward, false) => "Forward one move",
-            (Step::End, false) => "To the end",
+    /// The button's name, with the key that does the same.
+    fn label(self) -> &'static str {
+        match self {
+            Step::Start => "To the start (Home)",
+            Step::Back => "Back one move (←)",
+            Step::Forward => "Forward one move (→)",
+            Step::End => "To the end (End)",
         }
     }
 
@@ -49,14 +44,12 @@ impl Step {
     }
 }
 
-/// The four step buttons; `children` (a counter, say) go between back and
-/// forward. `without_keys`: the keyboard does not step this line.
+/// The four step buttons; `children` (a counter, say) go between back and forward.
 #[component]
 pub fn StepButtons(
     #[prop(into)] at_start: Signal<bool>,
     #[prop(into)] at_end: Signal<bool>,
     on_step: Callback<Step>,
-    #[prop(optional)] without_keys: bool,
     #[prop(optional)] children: Option<Children>,
 ) -> impl IntoView {
     let button = move |step: Step| {
@@ -68,8 +61,8 @@ pub fn StepButtons(
             <button
                 type="button"
                 class=format!("step-button {}", step.class())
-                title=step.label(!without_keys)
-                aria-label=step.label(!without_keys)
+                title=step.label()
+                aria-label=step.label()
                 disabled=off
                 on:click=move |_| on_step.run(step)
             >

@@ -244,7 +244,7 @@ impl Panel {
         let on_step = Callback::new(move |step: StepButton| self.walk(step.target(i, n), true));
         view! {
             <div class="line-nav">
-                <StepButtons at_start={i == 0} at_end={i >= n} on_step without_keys=true>
+                <StepButtons at_start={i == 0} at_end={i >= n} on_step>
                     <span class="line-pos">{format!("{i} / {n}")}</span>
                 </StepButtons>
                 <a class="pgn" href=href download="zugzwang-line.pgn" data-pgn=pgn>
