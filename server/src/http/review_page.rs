@@ -12,6 +12,7 @@
 use std::{collections::HashMap, fmt::Write, sync::Arc};
 
 use app::{
+    components::line::movetext::data_url,
     favicon,
     game_review::{
         GameReview, MAX_BODY_BYTES, REVIEW_CHART_PATH, REVIEW_PATH, ReviewedPly, Verdict,
@@ -317,10 +318,10 @@ fn review_html(html: &mut String, review: &GameReview) {
         html,
         concat!(
             "<p class=\"review-links\"><a id=\"review-download\" class=\"button\" download=\"review.pgn\" ",
-            "href=\"data:application/x-chess-pgn;charset=utf-8,{pgn}\">Download the annotated PGN</a> ",
+            "href=\"{pgn}\">Download the annotated PGN</a> ",
             "<a id=\"review-link\" href=\"{link}\">Link to this review</a></p></section>",
         ),
-        pgn = percent(&annotated_pgn(review)),
+        pgn = data_url("application/x-chess-pgn", &annotated_pgn(review)),
         link = esc(&review.link),
     );
     html.push_str("<ol class=\"review-moves\">");
@@ -434,23 +435,6 @@ fn esc(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Percent-encodes text for a `data:` URL.
-fn percent(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 2);
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~ ".contains(&b) {
-            if b == b' ' {
-                out.push_str("%20");
-            } else {
-                out.push(b as char);
-            }
-        } else {
-            let _ = write!(out, "%{b:02X}");
         }
     }
     out
