@@ -183,6 +183,22 @@ async fn bad_pgn_is_a_400_naming_the_move() {
             .as_str()
             .is_some_and(|e| e.starts_with("no game"))
     );
+    // curl --data-binary's default type is the PGN as it is, not a form.
+    let (status, content_type, body) = post(
+        &router,
+        "/review",
+        "application/x-www-form-urlencoded",
+        None,
+        ROOK_GAME,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    let body: Value = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(body["plies"][0]["san"], "Rh7");
     let (status, _, body) = post(&router, "/review", "application/json", None, "{}").await;
     assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert!(String::from_utf8_lossy(&body).contains("application/x-chess-pgn"));
@@ -305,7 +321,7 @@ async fn the_page_reviews_a_posted_form_and_a_link_without_javascript() {
         &router,
         "/review",
         "application/x-www-form-urlencoded",
-        None,
+        Some("text/html"),
         &form,
     )
     .await;
@@ -340,7 +356,7 @@ async fn the_page_reviews_a_posted_form_and_a_link_without_javascript() {
         &router,
         "/review",
         "application/x-www-form-urlencoded",
-        None,
+        Some("text/html"),
         &form,
     )
     .await;
@@ -402,6 +418,43 @@ async fn a_variant_game_is_judged_with_its_tables() {
     )
     .await;
     assert!(String::from_utf8_lossy(&annotated).contains("[Variant \"Atomic\"]\n"));
+}
+
+/// Five pieces, where no DTM table reaches: `?` and the best move by DTZ.
+#[tokio::test]
+async fn a_five_piece_game_is_judged_by_dtz() {
+    let Some(dir) = common::shared_tables_dir() else {
+        return;
+    };
+    let router = common::router(common::engine_allowing_unchecked(vec![dir]));
+    // The Lucena position: 3.Rd2?? lets the rook go.
+    let pgn = "[FEN \"1K1k4/1P6/8/8/8/8/r7/2R5 w - - 0 1\"]\n\n\
+               1. Rd1+ Ke8 2. Rd5 Ke7 3. Rd2 Rxd2 4. Kc7 *";
+    let (status, body) = review(&router, pgn).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        marks(&body),
+        [
+            "1.Rd1+ Best",
+            "1…Ke8 Slower",
+            "2.Rd5 Slower",
+            "2…Ke7 Best",
+            "3.Rd2 Mistake",
+            "3…Rxd2 Best",
+            "4.Kc7 Best"
+        ]
+    );
+    let plies = body["plies"].as_array().expect("plies");
+    assert_eq!(plies[2]["metric"], "dtz");
+    assert_eq!(plies[2]["nag"], 2);
+    assert_eq!(
+        plies[2]["words"],
+        "slower: was win (DTZ 7), now win (DTZ 8); best Rd6"
+    );
+    assert_eq!(
+        body["moments"][0]["words"],
+        "3.Rd2?? threw the win away: now a draw; 3.Kc7 kept the win"
+    );
 }
 
 fn form_urlencoded(text: &str) -> String {

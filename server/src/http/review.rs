@@ -77,10 +77,15 @@ pub async fn api(
     content_type: &str,
 ) -> Result<Response, ReviewError> {
     let media = content_type.split(';').next().unwrap_or("").trim();
-    if !matches!(
-        media,
-        "" | PGN_MEDIA_TYPE | "text/plain" | "application/vnd.chess-pgn"
-    ) {
+    let pgn_types = [
+        "",
+        PGN_MEDIA_TYPE,
+        "text/plain",
+        "application/vnd.chess-pgn",
+        // curl's default for --data-binary: the body as it is, not a form.
+        "application/x-www-form-urlencoded",
+    ];
+    if !pgn_types.contains(&media) {
         return Err(ReviewError(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!("send the PGN as {PGN_MEDIA_TYPE} or text/plain, not {media}"),

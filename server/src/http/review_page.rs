@@ -59,21 +59,20 @@ pub fn routes(style: Option<Arc<str>>) -> Router<AppState> {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }
 
-/// A form's POST is the page's; any other body is a PGN for the API.
+/// A browser's form is the page's: multipart (the page's own form), or
+/// URL-encoded from a client asking for HTML. Any other body is a PGN for
+/// the API, URL-encoded included: `curl --data-binary @game.pgn` sends
+/// that type by default.
 async fn post(
     state: State<AppState>,
     query: Query<HashMap<String, String>>,
     request: Request,
     style: Option<Arc<str>>,
 ) -> Response {
-    let content_type = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let content_type = header_text(&request, header::CONTENT_TYPE);
+    let wants_html = header_text(&request, header::ACCEPT).contains("text/html");
     if content_type.starts_with("multipart/form-data")
-        || content_type.starts_with("application/x-www-form-urlencoded")
+        || (content_type.starts_with("application/x-www-form-urlencoded") && wants_html)
     {
         return form_post(state, request, style).await;
     }
@@ -81,6 +80,16 @@ async fn post(
         Ok(response) => response,
         Err(err) => err.into_response(),
     }
+}
+
+/// A request header's value, lowercase; empty when absent.
+fn header_text(request: &Request, name: header::HeaderName) -> String {
+    request
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
 }
 
 /// `GET /review`: the form, or the review of the game in the URL (`moves`,
