@@ -420,6 +420,18 @@ async fn a_variant_game_is_judged_with_its_tables() {
     assert!(String::from_utf8_lossy(&annotated).contains("[Variant \"Atomic\"]\n"));
 }
 
+/// The review of a game whose positions were asked for once before, so
+/// a cold debug build's first reads of the 5-piece tables on a loaded
+/// machine do not spend the review's probe budget (5 s).
+async fn review_warm(router: &axum::Router, pgn: &str) -> (StatusCode, Value) {
+    let (_, first) = review(router, pgn).await;
+    for ply in first["plies"].as_array().into_iter().flatten() {
+        let fen = ply["fen"].as_str().unwrap_or_default().replace(' ', "_");
+        common::get_json(router, &format!("/standard?fen={fen}")).await;
+    }
+    review(router, pgn).await
+}
+
 /// Five pieces, where no DTM table reaches: `?` and the best move by DTZ.
 #[tokio::test]
 async fn a_five_piece_game_is_judged_by_dtz() {
@@ -430,7 +442,7 @@ async fn a_five_piece_game_is_judged_by_dtz() {
     // The Lucena position: 3.Rd2?? lets the rook go.
     let pgn = "[FEN \"1K1k4/1P6/8/8/8/8/r7/2R5 w - - 0 1\"]\n\n\
                1. Rd1+ Ke8 2. Rd5 Ke7 3. Rd2 Rxd2 4. Kc7 *";
-    let (status, body) = review(&router, pgn).await;
+    let (status, body) = review_warm(&router, pgn).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         marks(&body),
@@ -455,6 +467,26 @@ async fn a_five_piece_game_is_judged_by_dtz() {
         body["moments"][0]["words"],
         "3.Rd2?? threw the win away: now a draw; 3.Kc7 kept the win"
     );
+}
+
+/// A position whose table is not installed is in the tables' reach but
+/// not judged, and the review names the table.
+#[tokio::test]
+async fn a_table_not_installed_is_named() {
+    let Some(dir) = common::shared_tables_dir() else {
+        return;
+    };
+    let router = common::router(common::engine_allowing_unchecked(vec![dir]));
+    let pgn = "[FEN \"3qk3/8/8/8/8/8/4P3/R3K3 w - - 0 1\"]\n\n1. Ra8 Qxa8 2. e4 *";
+    let (status, body) = review_warm(&router, pgn).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["plies"][0]["verdict"], "unknown");
+    assert_eq!(
+        body["plies"][0]["words"],
+        "not judged: KRPvKQ not installed"
+    );
+    assert_eq!(body["counts"]["white"]["not_judged"], 1);
+    assert_eq!(body["plies"][2]["verdict"], "judged");
 }
 
 fn form_urlencoded(text: &str) -> String {

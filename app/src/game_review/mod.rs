@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 use shakmaty::{Color, Position, uci::UciMove};
 
 use crate::{
-    api::{Category, MoveInfo, TablebaseAnswer},
+    api::{Category, InstalledTables, MoveInfo, TablebaseAnswer},
     game::{Game, parse_game_fen},
+    needed_table::unknown_reason,
     position::{piece_count, to_fen},
     practice::{
         defence::{Metric, best_moves},
@@ -212,12 +213,13 @@ fn outside_words(game: &PgnGame, max_pieces: usize) -> String {
 /// The review of `game` (the `index`-th of `titles`) from the answers of
 /// [`positions_to_judge`], in order: `Err` is why an answer did not come
 /// (the time budget, a failing table); answers short of the positions
-/// leave the rest not judged.
+/// leave the rest not judged. `installed` (the variant's tables, sorted)
+/// names the table a position the tables do not know needs.
 pub fn assemble(
     titles: &[GameTitle],
     index: usize,
     game: &PgnGame,
-    max_pieces: usize,
+    (max_pieces, installed): (usize, &[String]),
     answers: &[Result<TablebaseAnswer, String>],
 ) -> GameReview {
     let judged_from = first_covered(game, max_pieces);
@@ -235,7 +237,7 @@ pub fn assemble(
         let answer = judged_from
             .filter(|&from| i >= from)
             .map(|from| answers.get(i - from));
-        let reviewed = review_ply(i, ply, pos, answer);
+        let reviewed = review_ply(i, ply, pos, answer, installed);
         if let (Verdict::NotJudged, Some(Some(Err(reason)))) = (reviewed.verdict, answer) {
             not_judged.get_or_insert_with(|| reason.clone());
         }
@@ -277,6 +279,7 @@ fn review_ply(
     ply: &PgnPly,
     pos: &Game,
     answer: Option<Option<&Result<TablebaseAnswer, String>>>,
+    installed: &[String],
 ) -> ReviewedPly {
     let reviewed = ReviewedPly {
         ply: i,
@@ -314,13 +317,23 @@ fn review_ply(
         Some(judgement) => judged(reviewed, answer, judgement),
         None => ReviewedPly {
             verdict: Verdict::Unknown,
-            words: Some(
-                "not judged: the tables do not know this position (a table is not installed)"
-                    .to_string(),
-            ),
+            words: Some(format!("not judged: {}", unknown_words(pos, installed))),
             ..reviewed
         },
     }
+}
+
+/// Why the tables do not know a position, as the explorer says it
+/// ("KRPvKQ not installed").
+fn unknown_words(pos: &Game, installed: &[String]) -> String {
+    let installed = InstalledTables {
+        tables: installed.to_vec(),
+        ..InstalledTables::default()
+    };
+    unknown_reason(pos, &installed).map_or_else(
+        || "the tables do not know this position".to_string(),
+        |reason| reason.to_string(),
+    )
 }
 
 /// A ply the practice judge marked: its best moves, metric, words and NAG.

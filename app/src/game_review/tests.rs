@@ -41,7 +41,7 @@ fn every_move_is_judged_by_the_practice_judge() {
     assert_eq!(judged_from, Some(0));
     assert_eq!(positions_to_judge(&game, judged_from).len(), 3);
     let answers = answers();
-    let review = assemble(&titles, 1, &game, 5, &answers);
+    let review = assemble(&titles, 1, &game, (5, &[]), &answers);
     for (ply, answer) in review.plies.iter().zip(&answers) {
         let answer = answer.as_ref().expect("an answer");
         assert_eq!(ply.judgement, judge(answer, &ply.uci), "{}", ply.label);
@@ -81,7 +81,7 @@ fn every_move_is_judged_by_the_practice_judge() {
 #[test]
 fn the_annotated_pgn_carries_the_nags_comments_and_start() {
     let (titles, game) = read_pgn(ROOK, 1).expect("read");
-    let review = assemble(&titles, 1, &game, 5, &answers());
+    let review = assemble(&titles, 1, &game, (5, &[]), &answers());
     let pgn = annotated_pgn(&review);
     assert!(pgn.contains("[White \"Ann\"]\n"), "{pgn}");
     assert!(pgn.contains("[SetUp \"1\"]\n[FEN \"4k3/8/8/8/8/8/8/4K2R w - - 0 1\"]\n"));
@@ -109,7 +109,7 @@ fn moves_before_the_tables_reach_are_shown_not_judged() {
     )
     .expect("read");
     assert_eq!(first_covered(&game, 5), Some(1));
-    let review = assemble(&titles, 1, &game, 5, &[]);
+    let review = assemble(&titles, 1, &game, (5, &[]), &[]);
     assert_eq!(review.plies[0].verdict, Verdict::BeforeTables);
     assert_eq!(review.plies[1].verdict, Verdict::NotJudged);
     assert!(
@@ -126,13 +126,13 @@ fn moves_before_the_tables_reach_are_shown_not_judged() {
     )
     .expect("read");
     assert_eq!(first_covered(&game, 5), None);
-    let review = assemble(&titles, 1, &game, 5, &[]);
+    let review = assemble(&titles, 1, &game, (5, &[]), &[]);
     assert!(review.not_judged.expect("why").contains("castling rights"));
     assert_eq!(review.chart, None);
     // A variant without tables says so.
     let (titles, game) =
         read_pgn("[Variant \"Antichess\"]\n\n1. e3 b5 2. Bxb5 *", 1).expect("read");
-    let review = assemble(&titles, 1, &game, 0, &[]);
+    let review = assemble(&titles, 1, &game, (0, &[]), &[]);
     assert_eq!(
         review.not_judged.as_deref(),
         Some("No antichess tables are installed here: no move is judged.")

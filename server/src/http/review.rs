@@ -150,8 +150,13 @@ pub async fn review(
     let from = game_review::first_covered(game, max_pieces);
     let fens = game_review::positions_to_judge(game, from);
     let answers = probe_all(state, game.variant, fens).await?;
+    let installed = state.engine.installed_tables(game.variant);
     Ok(game_review::assemble(
-        titles, index, game, max_pieces, &answers,
+        titles,
+        index,
+        game,
+        (max_pieces, &installed),
+        &answers,
     ))
 }
 

@@ -40,8 +40,8 @@ use super::{
 };
 
 /// `/review` (the page on GET and on a form's POST, the API on a PGN's
-/// POST) and the chart, with the body capped and reviews taking turns
-/// with the practice pages' rendering.
+/// POST) and the chart, with the body capped and reviews run a few at a
+/// time (half the cores, as practice pages render; `page_budget`).
 pub fn routes(style: Option<Arc<str>>) -> Router<AppState> {
     let budget = Arc::new(PageBudget::for_this_machine());
     let page_style = style.clone();
