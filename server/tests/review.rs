@@ -350,6 +350,20 @@ async fn the_page_reviews_a_posted_form_and_a_link_without_javascript() {
     let html = String::from_utf8(body).expect("html");
     assert!(html.contains("3.Rd7?? threw the win away"), "{html}");
 
+    // A whole PGN in the URL, as a tool links it.
+    let (status, _, body) = common::get(
+        &router,
+        &format!(
+            "/review?game=2&pgn={}",
+            form_urlencoded(&format!("1. e4 *\n\n{ROOK_GAME}"))
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let html = String::from_utf8(body).expect("html");
+    assert!(html.contains("3.Rd7?? threw the win away"), "{html}");
+
     // A bad PGN shows the form again with what is wrong.
     let form = format!("pgn={}", form_urlencoded("1. e4 e5 2. Ke3 *"));
     let (status, _, body) = post(
