@@ -33,6 +33,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 repo="$(cd "$here/../.." && pwd)"
 TABLES="${TABLES:-$repo/../shared/syzygy/standard}"
 LOG="${LOG:-$repo/../shared/workloads/explore-345.txt}"
@@ -75,10 +77,7 @@ run() { # round label binary flags
   nice -n "$NICE" "$binary" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" \
     "${cache[@]}" "${unchecked[@]}" $flags 2>"$out/$label-$round.server.log" &
   local pid=$!
-  for _ in $(seq 300); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-    sleep 0.1
-  done
+  wait_for_port "$PORT"
   replay() { # name log
     nice -n "$NICE" "${replay_cmd[@]}" --endpoint "http://127.0.0.1:$PORT/standard" \
       --log "$2" --clients "$CLIENTS" --max-requests "$REQUESTS" --warmup 0 \
@@ -86,9 +85,9 @@ run() { # round label binary flags
   }
   replay warm "$WARM_LOG" >/dev/null
   local before after summary
-  before="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+  before="$(cpu_ticks "$pid")"
   summary="$(replay measured "$LOG" | grep '^|' | tail -1)"
-  after="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+  after="$(cpu_ticks "$pid")"
   kill "$pid"
   wait "$pid" 2>/dev/null || true
   # Summary row: | label | requests | errors | req/s | mean | p50 | p90 | p99 | ...
@@ -98,13 +97,4 @@ run() { # round label binary flags
   }' <<<"$summary" | tee -a "$out/rows.md"
 }
 
-for round in $(seq "$ROUNDS"); do
-  for config in "$@"; do
-    label="${config%%=*}"
-    spec="${config#*=}"
-    binary="${spec%%:*}"
-    flags=""
-    [[ "$spec" == *:* ]] && flags="${spec#*:}"
-    run "$round" "$label" "$binary" "$flags"
-  done
-done
+each_config "$ROUNDS" "$@"

@@ -10,14 +10,19 @@
 #
 #   memory-ab.sh OUT_DIR LABEL=BINARY[:FLAGS] ...
 #
-# Settings (environment): ROUNDS (2), TABLES, CLIENTS (12), BURST (200),
-# IDLE (60), PORT (3121), BENCH (target/release/zugzwang-bench).
+# A BINARY named lila-tablebase is started with its own flags (the same
+# tables, DTM from PROPHET), so both servers are measured in one run.
+# Settings (environment): ROUNDS (2), TABLES, PROPHET, CLIENTS (12),
+# BURST (200), IDLE (60), PORT (3121), BENCH (target/release/zugzwang-bench).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 repo="$(cd "$here/../.." && pwd)"
 TABLES="${TABLES:-$repo/../shared/syzygy/standard}"
 WORK="$repo/../shared/workloads"
+PROPHET="${PROPHET:-$repo/../shared/prophet}"
 ROUNDS="${ROUNDS:-2}"
 CLIENTS="${CLIENTS:-12}"
 BURST="${BURST:-200}"
@@ -26,7 +31,7 @@ PORT="${PORT:-3121}"
 BENCH="${BENCH:-$repo/target/release/zugzwang-bench}"
 
 [[ $# -ge 2 ]] || {
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 out="$1"
@@ -37,16 +42,24 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 echo "| round | run | req/s | p50 ms | p99 ms | CPU ms/request | peak RSS MiB | after burst MiB | after ${IDLE} s idle MiB |" | tee "$out/rows.md"
 echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|" | tee -a "$out/rows.md"
 
+# A Zugzwang binary, or lila-tablebase (by its name) with the same tables
+# and the same Prophet DTM tables that Zugzwang carries embedded.
+start() { # binary flags
+  local binary="$1" flags="$2"
+  if [[ "$(basename "$binary")" == lila-tablebase ]]; then
+    # shellcheck disable=SC2086 # flags are words on purpose
+    exec "$binary" --bind "127.0.0.1:$PORT" --standard "$TABLES" \
+      --prophet "$PROPHET/2men" --prophet "$PROPHET/3men" --prophet "$PROPHET/4men" $flags
+  fi
+  # shellcheck disable=SC2086 # flags are words on purpose
+  exec "$binary" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" --allow-unchecked $flags
+}
+
 run() { # round label binary flags
   local round="$1" label="$2" binary="$3" flags="$4"
-  # shellcheck disable=SC2086 # flags are words on purpose
-  "$binary" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" --allow-unchecked $flags \
-    2>"$out/$label-$round.server.log" &
+  start "$binary" "$flags" 2>"$out/$label-$round.server.log" &
   local pid=$!
-  for _ in $(seq 300); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-    sleep 0.1
-  done
+  wait_for_port "$PORT"
   replay() { # name log clients requests
     "$BENCH" replay --endpoint "http://127.0.0.1:$PORT/standard" --log "$2" \
       --clients "$3" --max-requests "$4" --warmup 0 \
@@ -54,9 +67,9 @@ run() { # round label binary flags
   }
   replay warm "$WORK/explore-34.txt" "$CLIENTS" 20000 >/dev/null
   local before after summary peak burst idle
-  before="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+  before="$(cpu_ticks "$pid")"
   summary="$(replay measured "$WORK/explore-345.txt" "$CLIENTS" 20000 | grep '^|' | tail -1)"
-  after="$(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+  after="$(cpu_ticks "$pid")"
   peak="$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status")"
   replay burst "$WORK/explore-34.txt" "$BURST" 10000 >/dev/null
   burst="$(awk '/^VmRSS/ { print $2 }' "/proc/$pid/status")"
@@ -71,13 +84,4 @@ run() { # round label binary flags
   }' <<<"$summary" | tee -a "$out/rows.md"
 }
 
-for round in $(seq "$ROUNDS"); do
-  for config in "$@"; do
-    label="${config%%=*}"
-    spec="${config#*=}"
-    binary="${spec%%:*}"
-    flags=""
-    [[ "$spec" == *:* ]] && flags="${spec#*:}"
-    run "$round" "$label" "$binary" "$flags"
-  done
-done
+each_config "$ROUNDS" "$@"

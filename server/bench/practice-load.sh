@@ -29,6 +29,8 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 repo="$(cd "$here/../.." && pwd)"
 TABLES="${TABLES:-$repo/../shared/syzygy/standard}"
 LOG="${LOG:-$repo/../shared/workloads/explore-345.txt}"
@@ -79,10 +81,7 @@ run() { # round label binary
   nice -n "$NICE" "$binary" serve --bind "127.0.0.1:$PORT" --tables "$TABLES" \
     "${unchecked[@]}" 2>"$out/$label-$round.server.log" &
   local pid=$!
-  for _ in $(seq 300); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-    sleep 0.1
-  done
+  wait_for_port "$PORT"
   replay "$label-$round-warm" "$out/warm.txt" 1 "$base/standard" >/dev/null
   local i endpoints=() logs=() first_probes first_ms=0 t
   first_probes="$(metric 'zugzwang_probes_total')"
@@ -134,8 +133,4 @@ run() { # round label binary
     }' | tee -a "$out/rows.md"
 }
 
-for round in $(seq "$ROUNDS"); do
-  for config in "$@"; do
-    run "$round" "${config%%=*}" "${config#*=}"
-  done
-done
+each_config "$ROUNDS" "$@"
