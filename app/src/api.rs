@@ -203,6 +203,14 @@ pub struct TablebaseAnswer {
     /// resources, written with serde) carries it here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dtm_unavailable: Vec<DtmUnavailable>,
+    /// The upstream server the answer came from where the local tables
+    /// end (`serve --upstream`), for the verdict the server renders ("answer
+    /// from tablebase.lichess.ovh"); the API says it in headers
+    /// (`X-Source: upstream`, `X-Upstream-Host`). Only the server's build
+    /// has it: the browser's first download has no room for it.
+    #[cfg(feature = "ssr")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl TablebaseAnswer {
@@ -492,6 +500,8 @@ impl FromJson for TablebaseAnswer {
             pos: PositionInfo::from_json(value)?,
             moves: list_field(value, "moves")?,
             dtm_unavailable: list_field_or_empty(value, "dtm_unavailable")?,
+            #[cfg(feature = "ssr")]
+            source: None,
         })
     }
 }
@@ -618,6 +628,8 @@ mod tests {
             pos: PositionInfo::unknown(),
             moves: vec![lost_by_mate()],
             dtm_unavailable: Vec::new(),
+            #[cfg(feature = "ssr")]
+            source: None,
         };
         let json = serde_json::to_string(&answer).expect("serializes");
         assert!(
@@ -644,6 +656,8 @@ mod tests {
             pos: PositionInfo::unknown(),
             moves: vec![lost_by_mate()],
             dtm_unavailable: Vec::new(),
+            #[cfg(feature = "ssr")]
+            source: None,
         };
         let lila = serde_json::to_string(&healthy.lila()).expect("serializes");
         assert_eq!(
@@ -765,6 +779,8 @@ mod tests {
             pos: PositionInfo::unknown(),
             moves: vec![lost_by_mate()],
             dtm_unavailable: Vec::new(),
+            #[cfg(feature = "ssr")]
+            source: None,
         };
         let shown: Shown = Ok(("8/8/8/8/8/8/8/K1k5 w - - 0 1".to_string(), answer));
         let json = serde_json::to_string(&shown).expect("serializes");

@@ -3,6 +3,8 @@
 //! - `cli`: the commands (`serve`, `probe`, `tier`, `verify`, `tables`),
 //!   each with its arguments and printing in one file;
 //! - `http`: routes and their answers, on top of
+//! - `upstream`: answers from upstream tablebase servers where the local
+//!   tables end (`serve --upstream`), asked politely and kept on disk;
 //! - `engine`: the answer for a position, probed on a bounded pool, on top of
 //! - `store`: how table files are read (pread, embedded, the fast tier and
 //!   its checksums);
@@ -26,3 +28,4 @@ pub mod progress;
 pub mod service;
 pub mod store;
 pub mod sync;
+pub mod upstream;

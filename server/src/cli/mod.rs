@@ -37,7 +37,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the explorer page and the lichess-compatible tablebase API.
-    Serve(serve::ServeArgs),
+    // Boxed: its many flags make it far larger than the other commands.
+    Serve(Box<serve::ServeArgs>),
     /// Print the API's answer for one position as JSON (for scripts).
     Probe(probe::ProbeArgs),
     /// Manage the fast tier (table prefixes on fast storage).
@@ -277,7 +278,7 @@ pub async fn run(
     inherited: Option<std::net::TcpListener>,
 ) -> Result<(), CliError> {
     match command {
-        Command::Serve(args) => serve::serve(args, inherited).await?,
+        Command::Serve(args) => serve::serve(*args, inherited).await?,
         Command::Probe(args) => probe::run(args).await?,
         Command::Tier(command) => tier::run(command)?,
         Command::Verify(args) => verify::run(args)?,

@@ -23,6 +23,9 @@ use crate::{
         shutdown::{ShutdownError, Signals},
     },
     store::{descriptors::DescriptorBudget, scrub},
+    upstream::{
+        UpstreamConfig, Upstreams, client::UpstreamUrl, gaps::LocalCoverage, politeness::Limits,
+    },
 };
 
 #[derive(Debug, Args)]
@@ -86,6 +89,32 @@ pub struct ServeArgs {
     /// of 64; the rest is kept for table files.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
+    /// An upstream tablebase server, asked for what the local tables cannot
+    /// answer in full (a missing table at the root or behind a move, a
+    /// `dtm` no local DTM table gives): any server of the lichess tablebase
+    /// API (https://tablebase.lichess.ovh, a lila-tablebase, another
+    /// Zugzwang). Repeat it for several, in order of preference. Its
+    /// answers are checked, served as they came (`X-Source: upstream`) and
+    /// kept in the state directory (`--state-dir`), so each is asked once;
+    /// what the local tables know is never asked.
+    #[arg(long = "upstream", value_name = "URL")]
+    pub upstream: Vec<UpstreamUrl>,
+    /// Requests a second each upstream server gets at most, on average
+    /// (lichess asks its API's clients for about one); past the budget
+    /// the local answer is given at once.
+    #[arg(long, default_value = "1", value_name = "N", value_parser = positive_rate)]
+    pub upstream_rate: f64,
+    /// Requests that may go to an upstream server at once after a quiet spell.
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub upstream_burst: u32,
+    /// How long an upstream answer may take, the servers tried in turn
+    /// included; past it the local answer is given.
+    #[arg(long, default_value = "2", value_name = "SECS", value_parser = seconds)]
+    pub upstream_timeout: Duration,
+    /// Megabytes of upstream answers kept in the state directory; past it
+    /// the answers learnt first are dropped.
+    #[arg(long, default_value_t = 256, value_name = "MB")]
+    pub upstream_store_mb: u64,
     /// On SIGTERM or SIGINT, wait this long for requests in progress; those
     /// still running then are answered 503 with Retry-After and
     /// Connection: close, and the exit status is 75 (0 when none was cut).
@@ -113,6 +142,16 @@ pub struct BenchKnobs {
     pub unfinished_grace: Option<Duration>,
 }
 
+/// A positive number of requests a second, fractions allowed ("0.5").
+fn positive_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate > 0.0 && rate.is_finite() => Ok(rate),
+        _ => Err(format!(
+            "`{text}` is not a number of requests a second above 0"
+        )),
+    }
+}
+
 /// A positive number of seconds, fractions allowed ("0.5").
 fn seconds(text: &str) -> Result<Duration, String> {
     let secs: f64 = text
@@ -134,6 +173,8 @@ pub enum ServeError {
     RequestLog(#[from] RequestLogError),
     #[error(transparent)]
     Shutdown(#[from] ShutdownError),
+    #[error("cannot set up the upstream client: {0}")]
+    Upstream(#[from] reqwest::Error),
     /// The drain ran out of time: these requests were answered 503.
     #[error(
         "stopped with {0} requests unfinished: they were answered 503 with Retry-After (see --drain-timeout)"
@@ -181,6 +222,7 @@ pub async fn serve_with(
     }
     let budget = descriptor_budget(&args);
     let engine = open_engine(&args, &knobs, &budget)?;
+    let upstream = open_upstream(&args, &engine)?;
     let scrub = match args.scrub {
         true => scrub::start_for_serve(
             &args.tables.all_dirs(),
@@ -225,6 +267,7 @@ pub async fn serve_with(
         request_log: log.clone(),
         scrub,
         metrics_apart: metrics_listener.is_some(),
+        upstream,
         ..AppState::new(Arc::new(engine), leptos_options(addr))
     };
     if let Some(listener) = metrics_listener {
@@ -321,6 +364,45 @@ fn open_engine(
         tracing::warn!("no tables found: every position will be answered as unknown");
     }
     Ok(engine)
+}
+
+/// The upstream servers (`--upstream`) and the store of their answers,
+/// when any is given.
+fn open_upstream(args: &ServeArgs, engine: &Engine) -> Result<Option<Arc<Upstreams>>, ServeError> {
+    if args.upstream.is_empty() {
+        return Ok(None);
+    }
+    let limits = Limits {
+        rate: args.upstream_rate,
+        burst: args.upstream_burst,
+        ..Limits::default()
+    };
+    let config = UpstreamConfig {
+        servers: args.upstream.clone(),
+        limits,
+        timeout: args.upstream_timeout,
+        store_bytes: args.upstream_store_mb.saturating_mul(1 << 20),
+        state_dir: args.tables.state.resolve(),
+        coverage: LocalCoverage {
+            dtm: engine.dtm_materials(),
+        },
+    };
+    if args.upstream_timeout >= args.request_timeout {
+        tracing::warn!(
+            "--upstream-timeout ({:.1} s) is not below --request-timeout ({:.1} s): a slow upstream answer will be cut by the request's own deadline (504) instead of leaving the local answer",
+            args.upstream_timeout.as_secs_f64(),
+            args.request_timeout.as_secs_f64()
+        );
+    }
+    let names: Vec<String> = args.upstream.iter().map(ToString::to_string).collect();
+    tracing::info!(
+        "asking {} for what the local tables cannot answer in full ({} requests a second each, {} at once, {:.1} s to answer)",
+        names.join(", then "),
+        limits.rate,
+        limits.burst,
+        args.upstream_timeout.as_secs_f64()
+    );
+    Ok(Some(Arc::new(Upstreams::new(config)?)))
 }
 
 /// Leptos settings: from cargo-leptos's environment when run by it, else the

@@ -30,6 +30,7 @@ use crate::{
     },
     progress::{Progress, Silent},
     store::{layout, quarantine::Quarantine},
+    upstream::store::{self as upstream_store, StoreSize},
 };
 
 /// `zugzwang tables ...`
@@ -169,10 +170,29 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
     }
     let all_dirs: Vec<PathBuf> = dirs.iter().chain(&args.dtm).cloned().collect();
     inventory.quarantined = Quarantined::among(&all_dirs, &Quarantine::new(args.state.resolve()));
+    let learnt = args.state.resolve().and_then(|dir| {
+        let size = upstream_store::size_in(&dir)?;
+        Some((dir.join(upstream_store::FILE_NAME), size))
+    });
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&inventory)?);
+        let mut value = serde_json::to_value(&inventory)?;
+        if let (Some((path, Ok(size))), Some(object)) = (&learnt, value.as_object_mut()) {
+            object.insert(
+                "upstream_store".to_string(),
+                serde_json::json!({
+                    "path": path,
+                    "answers": size.answers,
+                    "bytes": size.bytes,
+                    "file_bytes": size.file_bytes,
+                }),
+            );
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print!("{}", render_status(&inventory));
+        if let Some((path, size)) = &learnt {
+            println!("{}", render_upstream_store(path, size));
+        }
     }
     if inventory.has_problems() {
         let dtm = inventory
@@ -188,6 +208,23 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
         )));
     }
     Ok(())
+}
+
+/// The store of answers learnt from upstream servers (`serve --upstream`).
+pub fn render_upstream_store(path: &Path, size: &Result<StoreSize, String>) -> String {
+    match size {
+        Ok(size) => format!(
+            "upstream answers (serve --upstream): {} kept in {} ({} of answers, the file {})",
+            size.answers,
+            path.display(),
+            human(size.bytes),
+            human(size.file_bytes)
+        ),
+        Err(err) => format!(
+            "upstream answers (serve --upstream): {} cannot be read: {err}",
+            path.display()
+        ),
+    }
 }
 
 /// The survey as a table per piece count, then the files that need

@@ -186,6 +186,7 @@ pub async fn answer(
         pos: root.info(category),
         moves,
         dtm_unavailable,
+        source: None,
     })
 }
 

@@ -339,6 +339,7 @@ mod tests {
             pos: app::api::PositionInfo::unknown(),
             moves: Vec::new(),
             dtm_unavailable: Vec::new(),
+            source: None,
         };
         let now = Instant::now();
         assert_eq!(expiry(&answer, now), None);
@@ -352,6 +353,7 @@ mod tests {
             pos: app::api::PositionInfo::unknown(),
             moves: Vec::new(),
             dtm_unavailable: app::api::DtmUnavailable::from_header(dtm_unavailable),
+            source: None,
         }
     }
 

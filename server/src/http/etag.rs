@@ -56,6 +56,15 @@ impl Validator {
         }
     }
 
+    /// The ETag of an upstream server's answer (`serve --upstream`): its
+    /// bytes decide it, not the local table set; an answer never changes.
+    pub fn of_upstream(body: &[u8], format: &str) -> Validator {
+        let hash = xxhash_rust::xxh3::xxh3_64(body);
+        Validator {
+            etag: format!("W/\"upstream-{hash:016x}-{format}\""),
+        }
+    }
+
     /// Whether the client's `If-None-Match` holds this answer already.
     pub fn matches(&self, headers: &HeaderMap) -> bool {
         let ours = opaque(&self.etag);

@@ -41,6 +41,9 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     render_memo(&mut out, state.engine.memo_stats());
     state.engine.memory_budget().render(&mut out);
     render_process(&mut out, ProcessHealth::sample());
+    if let Some(upstream) = &state.upstream {
+        crate::upstream::metrics::render(upstream, &mut out);
+    }
     (
         [(
             header::CONTENT_TYPE,

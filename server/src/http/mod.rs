@@ -32,6 +32,7 @@ use crate::{
     engine::Engine,
     service::{activity::ConnectionStats, request_log::RequestLog},
     store::scrub::ScrubState,
+    upstream::Upstreams,
 };
 use bundle_compression::CompressedBundle;
 use request_metrics::RequestMetrics;
@@ -57,6 +58,9 @@ pub struct AppState {
     /// `/metrics` is served on an address of its own (`serve
     /// --metrics-bind`, [`metrics_router`]), not beside the API.
     pub metrics_apart: bool,
+    /// The upstream servers asked where the local tables end (`serve
+    /// --upstream`), with the store of their answers.
+    pub upstream: Option<Arc<Upstreams>>,
 }
 
 impl AppState {
@@ -72,6 +76,7 @@ impl AppState {
             request_log: None,
             scrub: None,
             metrics_apart: false,
+            upstream: None,
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::{collections::HashMap, path::Path, sync::Arc};
 
 use app::{
-    api::{ApiError, InstalledTables},
+    api::{ApiError, InstalledTables, TablebaseAnswer},
     shell,
     source::{InstalledByVariant, ProbeSource},
     variant::{Variant, parse_variant_fen},
@@ -22,7 +22,10 @@ use super::{
     page_budget::PageBudget,
     request_metrics::{OTHER_ROUTE, RequestMetrics},
 };
-use crate::engine::{Engine, EngineError};
+use crate::{
+    engine::{Engine, EngineError},
+    upstream::{Route, Upstreams, gaps},
+};
 
 /// The page routes plus static files (the WASM bundle, CSS, images; the
 /// bundle's hashed files kept a year, `bundle_cache`, and sent compressed
@@ -36,7 +39,11 @@ pub fn routes(state: AppState, installed: HashMap<Variant, InstalledTables>) -> 
     // they would be dropped. Set the tokio one; a second call is a harmless
     // no-op.
     let _ = any_spawner::Executor::init_tokio();
-    let source = probe_source(Arc::clone(&state.engine), Arc::clone(&state.requests));
+    let source = probe_source(
+        Arc::clone(&state.engine),
+        Arc::clone(&state.requests),
+        state.upstream.clone(),
+    );
     let options = state.leptos_options.clone();
     let style = page_style(&options);
     let fallback_style = style.clone();
@@ -125,10 +132,18 @@ fn css_hash(hashes: &str) -> Option<&str> {
 /// through the same admission as the API (`--max-pending`): a page whose
 /// answer the engine sheds is a 503 with `Retry-After`, as the API's would
 /// be. The positions probed count for the page's route on `/metrics`.
-fn probe_source(engine: Arc<Engine>, requests: Arc<RequestMetrics>) -> ProbeSource {
+/// Where the local answer misses part of itself, an upstream server's
+/// answer (`serve --upstream`) is shown instead, as the API would give it,
+/// with the server's name for the verdict.
+fn probe_source(
+    engine: Arc<Engine>,
+    requests: Arc<RequestMetrics>,
+    upstream: Option<Arc<Upstreams>>,
+) -> ProbeSource {
     ProbeSource(Arc::new(move |variant, fen: String| {
         let engine = Arc::clone(&engine);
         let requests = Arc::clone(&requests);
+        let upstream = upstream.clone();
         // The request being rendered: asked now, while its context is at hand.
         let route =
             use_context::<Parts>().map_or(OTHER_ROUTE, |parts| page_route(parts.uri.path()));
@@ -137,18 +152,56 @@ fn probe_source(engine: Arc<Engine>, requests: Arc<RequestMetrics>) -> ProbeSour
             let pos = parse_variant_fen(variant, &fen).map_err(|err| ApiError {
                 error: err.to_string(),
             })?;
+            let asked = upstream.is_some().then(|| pos.clone());
             let answer = metrics::counting_probes(&requests, route, engine.probe(pos)).await;
-            answer.map(|answer| answer.as_ref().clone()).map_err(|err| {
-                if let (EngineError::Overloaded(_), Some(response)) = (&err, &response) {
-                    response.set_status(StatusCode::SERVICE_UNAVAILABLE);
-                    response.insert_header(RETRY_AFTER, HeaderValue::from_static("1"));
+            let answer = answer
+                .map(|answer| answer.as_ref().clone())
+                .map_err(|err| {
+                    if let (EngineError::Overloaded(_), Some(response)) = (&err, &response) {
+                        response.set_status(StatusCode::SERVICE_UNAVAILABLE);
+                        response.insert_header(RETRY_AFTER, HeaderValue::from_static("1"));
+                    }
+                    ApiError {
+                        error: err.to_string(),
+                    }
+                })?;
+            match (upstream, asked) {
+                (Some(upstream), Some(pos))
+                    if gaps::incomplete(&answer, &pos, upstream.coverage()) =>
+                {
+                    Ok(upstream_answer(&upstream, variant, &pos)
+                        .await
+                        .unwrap_or(answer))
                 }
-                ApiError {
-                    error: err.to_string(),
-                }
-            })
+                _ => Ok(answer),
+            }
         })
     }))
+}
+
+/// An upstream server's answer for the page, read as the browser reads
+/// the API's (`app::json`); `None` when there is none now, or it cannot be
+/// read that way (the page then shows the local answer).
+async fn upstream_answer(
+    upstream: &Arc<Upstreams>,
+    variant: Variant,
+    pos: &shakmaty::variant::VariantPosition,
+) -> Option<TablebaseAnswer> {
+    let learnt = upstream.ask(Route::Probe(variant), pos).await.ok()?;
+    let text = std::str::from_utf8(&learnt.json).ok()?;
+    match app::json::read::<TablebaseAnswer>(text) {
+        Ok(mut answer) => {
+            answer.source = Some(learnt.host.clone());
+            Some(answer)
+        }
+        Err(err) => {
+            tracing::warn!(
+                "{}'s answer is served by the API but the page cannot read it: {err}",
+                learnt.host
+            );
+            None
+        }
+    }
 }
 
 /// The route label of a page's path, as the router's templates name them.

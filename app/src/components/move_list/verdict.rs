@@ -99,6 +99,13 @@ pub fn status_line(
         Label::Loss => format!("{side} to move loses{dtz}"),
         Label::Unknown => not_in_tables(pos, installed),
     };
+    // Where the local tables end, an upstream server's answer says whose
+    // it is. Only the server writes it: hydration keeps the server's text.
+    #[cfg(feature = "ssr")]
+    let text = match &answer.source {
+        Some(host) => format!("{text} · answer from {host}"),
+        None => text,
+    };
     (text, Outcome::of(answer.pos.category).class())
 }
 
@@ -174,6 +181,8 @@ mod tests {
             pos: crate::api::PositionInfo::unknown(),
             moves: Vec::new(),
             dtm_unavailable: Vec::new(),
+            #[cfg(feature = "ssr")]
+            source: None,
         };
         let installed = InstalledTables::default();
         let (text, class) = status_line(&five, Ok(&unknown), Some(&installed));
@@ -183,6 +192,8 @@ mod tests {
             pos: crate::api::PositionInfo::unknown(),
             moves: Vec::new(),
             dtm_unavailable: Vec::new(),
+            #[cfg(feature = "ssr")]
+            source: None,
         };
         kbnk.pos.category = crate::api::Category::Win;
         kbnk.pos.dtm = Some(65);
@@ -237,6 +248,8 @@ mod tests {
             pos: crate::api::PositionInfo::unknown(),
             moves: vec![qxc3],
             dtm_unavailable: Vec::new(),
+            #[cfg(feature = "ssr")]
+            source: None,
         };
         edge.pos.category = crate::api::Category::Win;
         edge.pos.dtz = Some(4);
