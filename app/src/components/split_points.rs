@@ -94,22 +94,25 @@ pub fn clock(props: ClockProps) -> Loaded {
 }
 
 /// Starts the page's work for an idle browser: Space and the keys of a line
-/// on show (`hooks::click_keys`), then the parts not yet used. Both are a
-/// part of their own, so the first download holds neither; a failure here
-/// is left for the use itself to show.
-pub fn prefetch() {
-    leptos::task::spawn_local(async {
+/// on show (`hooks::click_keys`), then the parts not yet used, then `last`
+/// (the practice page's, which lives in `practice_route`: that part's code
+/// uses the board, whose promotion choice is one of the points here, so
+/// this module does not name it). Both are a part of their own, so the
+/// first download holds neither; a failure here is left for the use
+/// itself to show.
+pub fn prefetch(last: fn()) {
+    leptos::task::spawn_local(async move {
         idle().await;
-        let _: Result<(), _> = after_hydration().await;
+        let _: Result<(), _> = after_hydration(last).await;
     });
 }
 
 /// The keys act through the page's buttons, so they can wait for the
 /// browser to be idle; the parts follow.
 #[wasm_split(after_hydration, fallible)]
-pub fn after_hydration() -> Result<(), PartNotLoaded> {
+pub fn after_hydration(last: fn()) -> Result<(), PartNotLoaded> {
     crate::hooks::click_keys::listen();
-    leptos::task::spawn_local(preload_the_rest());
+    leptos::task::spawn_local(preload_the_rest(last));
     Ok(())
 }
 
@@ -118,10 +121,8 @@ pub fn after_hydration() -> Result<(), PartNotLoaded> {
 /// the clicks of a visit that has just begun do not wait for the parts
 /// (each part's instantiation is then a short task of its own). The order
 /// is that of a first visit: a move (the played moves), then the editor,
-/// the mainline, the statistics, a promotion, then the practice page
-/// (whose code uses the board, whose promotion choice is one of the
-/// points here).
-async fn preload_the_rest() {
+/// the mainline, the statistics, a promotion, then `last`.
+async fn preload_the_rest(last: fn()) {
     let _: Result<(), _> = preload_played().await;
     idle().await;
     let _: Result<(), _> = preload_editor().await;
@@ -132,7 +133,7 @@ async fn preload_the_rest() {
     idle().await;
     let _: Result<(), _> = preload_promotion().await;
     idle().await;
-    crate::components::practice_route::preload().await;
+    last();
 }
 
 /// Resolves when the browser is next idle (`requestIdleCallback`).

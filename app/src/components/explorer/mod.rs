@@ -19,7 +19,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::{
-    components::split_points,
+    components::{practice_route, split_points},
     hooks::explorer::{ExplorerState, use_explorer},
     variant::Variant,
 };
@@ -61,7 +61,11 @@ fn use_hydrated() -> ReadSignal<bool> {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| {
         hydrated.set(true);
-        split_points::prefetch();
+        split_points::prefetch(|| {
+            leptos::task::spawn_local(async {
+                practice_route::preload().await;
+            })
+        });
     });
     hydrated.read_only()
 }
