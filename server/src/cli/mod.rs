@@ -4,6 +4,7 @@
 //! imports them.
 
 pub mod bundle;
+pub mod health;
 pub mod output;
 pub mod probe;
 pub mod process;
@@ -52,6 +53,9 @@ pub enum Command {
     /// Write the page's bundle compressed beside itself, for nginx in front.
     #[command(subcommand)]
     Bundle(bundle::BundleCommand),
+    /// Ask a running server for one cheap answer: exit 0 on a 200, 1
+    /// otherwise (a container's HEALTHCHECK, where there is no curl).
+    Health(health::HealthArgs),
 }
 
 /// Where the tables are and how they are read.
@@ -258,6 +262,8 @@ pub enum CliError {
     Tables(#[from] tables::TablesError),
     #[error(transparent)]
     Bundle(#[from] bundle::BundleError),
+    #[error(transparent)]
+    Health(#[from] health::HealthError),
 }
 
 /// `serve`'s own exit statuses (requests cut by the drain) carry through;
@@ -284,6 +290,7 @@ pub async fn run(
         Command::Verify(args) => verify::run(args)?,
         Command::Tables(command) => tables::run(command).await?,
         Command::Bundle(command) => bundle::run(command)?,
+        Command::Health(args) => health::run(args)?,
     }
     Ok(())
 }
