@@ -112,8 +112,9 @@ else
 fi
 format=()
 if [ "$tool" = podman ]; then
-    # OCI images have no HEALTHCHECK; Docker's format keeps it.
-    format=(--format docker)
+    # OCI images have no HEALTHCHECK; Docker's format keeps it. No
+    # intermediate images kept: every build's context is new anyway.
+    format=(--format docker --layers=false)
 fi
 # shellcheck disable=SC2086 # BUILD_FLAGS are separate words
 "$tool" build ${BUILD_FLAGS:-} "${format[@]}" "${tags[@]}" \
