@@ -16,7 +16,7 @@ use std::{
     io::Write,
     path::{Path, PathBuf},
     sync::{
-        Arc, Mutex, OnceLock, Weak,
+        Arc, Mutex, Weak,
         mpsc::{self, Sender},
     },
 };
@@ -40,9 +40,12 @@ pub struct CompressedBundle {
     /// The directory `/pkg/` is served from.
     dir: PathBuf,
     files: Mutex<HashMap<String, Entry>>,
-    /// The one thread that compresses, started when first needed: one file
-    /// at a time, so a starting server gives the bundle one core at most.
-    worker: OnceLock<Sender<(String, PathBuf)>>,
+    /// The one thread that compresses, started when needed: one file at a
+    /// time, so a starting server gives the bundle one core at most. It
+    /// ends once idle, and the encoder's buffers go back to the system with
+    /// it (a thread that stayed kept about 28 MiB of freed memory resident
+    /// for good; server/docs/benchmarks.md, "One memory budget").
+    worker: Mutex<Option<Sender<(String, PathBuf)>>>,
 }
 
 #[derive(Clone)]
@@ -74,7 +77,7 @@ impl CompressedBundle {
         CompressedBundle {
             dir: dir.into(),
             files: Mutex::new(HashMap::new()),
-            worker: OnceLock::new(),
+            worker: Mutex::new(None),
         }
     }
 
@@ -117,10 +120,9 @@ impl CompressedBundle {
             }
             files.insert(path.to_string(), Entry::Pending);
         }
-        let worker = self
-            .worker
-            .get_or_init(|| spawn_worker(Arc::downgrade(self)));
-        if worker.send((path.to_string(), file)).is_err() {
+        let mut worker = lock(&self.worker);
+        let sender = worker.get_or_insert_with(|| spawn_worker(Arc::downgrade(self)));
+        if sender.send((path.to_string(), file)).is_err() {
             // No thread to do it (logged when it failed to start): the file
             // is served as it is, on-the-fly compressed.
             lock(&self.files).insert(path.to_string(), Entry::Failed);
@@ -159,14 +161,14 @@ pub fn compressible_files(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(names)
 }
 
-/// The compressing thread: takes files in the order asked and ends with
-/// the bundle (when its sender is dropped).
+/// The compressing thread: takes files in the order asked, and ends with
+/// the bundle or after a second without work.
 fn spawn_worker(bundle: Weak<CompressedBundle>) -> Sender<(String, PathBuf)> {
     let (sender, files) = mpsc::channel::<(String, PathBuf)>();
     let spawned = std::thread::Builder::new()
         .name("bundle-compression".into())
         .spawn(move || {
-            for (path, file) in files {
+            while let Some((path, file)) = next_file(&files, &bundle) {
                 let entry = match Compressed::of_file(&file) {
                     Ok(c) => Entry::Ready(Arc::new(c)),
                     Err(err) => {
@@ -184,6 +186,30 @@ fn spawn_worker(bundle: Weak<CompressedBundle>) -> Sender<(String, PathBuf)> {
         tracing::warn!("bundle compression not started, the bundle is sent as it is: {err}");
     }
     sender
+}
+
+/// The next file to compress, or `None` when the thread should end: the
+/// bundle is gone, or nothing came for a second. Ending is decided under the
+/// lock `start` sends under, so a file is never sent to a thread that has
+/// just ended: `start` finds no thread and starts one.
+fn next_file(
+    files: &mpsc::Receiver<(String, PathBuf)>,
+    bundle: &Weak<CompressedBundle>,
+) -> Option<(String, PathBuf)> {
+    match files.recv_timeout(std::time::Duration::from_secs(1)) {
+        Ok(next) => return Some(next),
+        Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+        Err(mpsc::RecvTimeoutError::Timeout) => {}
+    }
+    let bundle = bundle.upgrade()?;
+    let mut worker = lock(&bundle.worker);
+    match files.try_recv() {
+        Ok(next) => Some(next),
+        Err(_) => {
+            *worker = None;
+            None
+        }
+    }
 }
 
 /// Sends a hashed bundle file from memory, compressed, when the client takes
@@ -305,12 +331,25 @@ impl Compressed {
 fn brotli(raw: &[u8]) -> std::io::Result<Vec<u8>> {
     let params = brotli::enc::BrotliEncoderParams {
         quality: 11,
-        lgwin: 22,
+        lgwin: window_bits(raw.len()),
+        size_hint: raw.len(),
         ..Default::default()
     };
     let mut out = Vec::new();
     brotli::BrotliCompress(&mut &raw[..], &mut out, &params)?;
     Ok(out)
+}
+
+/// The smallest brotli window that holds the whole file, at most 4 MiB: a
+/// larger one compresses no better, and the encoder's tables grow with it
+/// (at 4 MiB for every file, compressing the release bundle at start-up
+/// raised the server's peak RSS by about 100 MiB; server/docs/benchmarks.md,
+/// "One memory budget").
+fn window_bits(len: usize) -> i32 {
+    // A window of 2^bits holds 2^bits - 16 bytes.
+    (10..22)
+        .find(|bits| (1usize << bits) - 16 >= len)
+        .unwrap_or(22)
 }
 
 fn gzip(raw: &[u8]) -> std::io::Result<Vec<u8>> {
@@ -321,7 +360,50 @@ fn gzip(raw: &[u8]) -> std::io::Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Encoding, preferred_encoding};
+    use super::{CompressedBundle, Encoding, lock, preferred_encoding, window_bits};
+    use std::{
+        sync::Arc,
+        time::{Duration, Instant},
+    };
+
+    /// Waits until `path` is compressed, for a few seconds at most.
+    fn compressed(bundle: &Arc<CompressedBundle>, path: &str) -> bool {
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            if bundle.get(path).is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    #[test]
+    fn the_compressing_thread_ends_when_idle_and_comes_back_for_more() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for name in ["a.AAAAAAAAAAAAAAAAAAAAAA.js", "b.BBBBBBBBBBBBBBBBBBBBBB.js"] {
+            std::fs::write(dir.path().join(name), "let x = 1;\n".repeat(100)).expect("write");
+        }
+        let bundle = Arc::new(CompressedBundle::new(dir.path()));
+        assert!(compressed(&bundle, "/pkg/a.AAAAAAAAAAAAAAAAAAAAAA.js"));
+        // Idle for a second: the thread has ended and left no sender.
+        let until = Instant::now() + Duration::from_secs(10);
+        while lock(&bundle.worker).is_some() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(lock(&bundle.worker).is_none(), "the idle thread ended");
+        // A file asked for later starts a new one.
+        assert!(compressed(&bundle, "/pkg/b.BBBBBBBBBBBBBBBBBBBBBB.js"));
+    }
+
+    #[test]
+    fn the_window_fits_the_file() {
+        assert_eq!(window_bits(0), 10);
+        assert_eq!(window_bits(1008), 10);
+        assert_eq!(window_bits(1009), 11);
+        assert_eq!(window_bits(671_900), 20);
+        assert_eq!(window_bits(100 << 20), 22);
+    }
 
     #[test]
     fn brotli_first_then_gzip_as_the_client_allows() {
