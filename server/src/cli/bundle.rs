@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::http::bundle_compression::{Compressed, compressible_files};
+use crate::http::bundle_compression::{Compressed, compressible_files, with_suffix};
 
 /// `zugzwang bundle ...`
 #[derive(Debug, clap::Subcommand)]
@@ -89,13 +89,6 @@ fn compress_beside(file: &Path) -> Result<bool, BundleError> {
     write_atomically(&br, compressed.brotli())?;
     write_atomically(&gz, compressed.gzip())?;
     Ok(true)
-}
-
-fn with_suffix(file: &Path, suffix: &str) -> PathBuf {
-    let mut name = file.as_os_str().to_os_string();
-    name.push(".");
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 fn write_atomically(file: &Path, bytes: &[u8]) -> Result<(), BundleError> {

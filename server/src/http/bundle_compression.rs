@@ -292,13 +292,29 @@ pub fn preferred_encoding(header: &str) -> Option<Encoding> {
 }
 
 impl Compressed {
-    /// Reads and compresses one file at the best quality of each encoding.
+    /// One file's compressed forms: those `zugzwang bundle compress` wrote
+    /// beside it, else compressed now at the best quality of each encoding
+    /// (which costs a starting server about 45 MiB of peak RSS for the
+    /// release bundle; server/docs/benchmarks.md, "One memory budget").
+    /// A file's name carries its content's hash, so copies beside it with
+    /// the same name are of the same content.
     pub fn of_file(file: &Path) -> std::io::Result<Compressed> {
         let name = file
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
         let content_type = Self::content_type_of(name).unwrap_or("application/octet-stream");
+        let beside = (
+            std::fs::read(with_suffix(file, "br")),
+            std::fs::read(with_suffix(file, "gz")),
+        );
+        if let (Ok(brotli), Ok(gzip)) = beside {
+            return Ok(Compressed {
+                content_type,
+                brotli: brotli.into(),
+                gzip: gzip.into(),
+            });
+        }
         let raw = std::fs::read(file)?;
         Ok(Compressed {
             content_type,
@@ -340,6 +356,14 @@ fn brotli(raw: &[u8]) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// `file.suffix`: where `zugzwang bundle compress` writes a compressed copy.
+pub fn with_suffix(file: &Path, suffix: &str) -> PathBuf {
+    let mut name = file.as_os_str().to_os_string();
+    name.push(".");
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// The smallest brotli window that holds the whole file, at most 4 MiB: a
 /// larger one compresses no better, and the encoder's tables grow with it
 /// (at 4 MiB for every file, compressing the release bundle at start-up
@@ -360,7 +384,9 @@ fn gzip(raw: &[u8]) -> std::io::Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{CompressedBundle, Encoding, lock, preferred_encoding, window_bits};
+    use super::{
+        Compressed, CompressedBundle, Encoding, lock, preferred_encoding, window_bits, with_suffix,
+    };
     use std::{
         sync::Arc,
         time::{Duration, Instant},
@@ -376,6 +402,21 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         false
+    }
+
+    #[test]
+    fn copies_written_beside_a_file_are_taken_as_they_are() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("a.AAAAAAAAAAAAAAAAAAAAAA.wasm");
+        std::fs::write(&file, b"raw").expect("write");
+        let fresh = Compressed::of_file(&file).expect("compressed");
+        assert_ne!(fresh.brotli(), b"written br");
+        std::fs::write(with_suffix(&file, "br"), b"written br").expect("write");
+        std::fs::write(with_suffix(&file, "gz"), b"written gz").expect("write");
+        let beside = Compressed::of_file(&file).expect("read");
+        assert_eq!(beside.brotli(), b"written br");
+        assert_eq!(beside.gzip(), b"written gz");
+        assert_eq!(beside.content_type, "application/wasm");
     }
 
     #[test]
