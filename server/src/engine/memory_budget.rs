@@ -37,8 +37,8 @@ const INDEX: u64 = 100;
 const PROBE_MEMO: u64 = 100;
 
 /// The budget when nothing says otherwise and the machine's memory cannot
-/// be read: what the defaults amount to on a machine with 1 GiB available.
-pub const DEFAULT_TOTAL: u64 = 64 << 20;
+/// be read: the ceiling, what any machine with 640 MiB available gets.
+pub const DEFAULT_TOTAL: u64 = 40 << 20;
 
 /// What each cache may hold, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
