@@ -394,15 +394,15 @@ fn the_image_serves_what_the_binary_serves() {
         (budget - (32u64 << 20) as f64).abs() < 1e-3 * budget,
         "zugzwang_memory_budget_bytes add up to {budget}"
     );
-    // And a limit between the floor and the ceiling (40 MiB): 576 MiB / 16.
-    let wide = format!("{name}-576m");
+    // And a limit between the floor and the ceiling (32 MiB): 448 MiB / 16.
+    let wide = format!("{name}-448m");
     made.containers.push(wide.clone());
     let wide_addr = free_port();
     podman_ok(
         &[
             &["run", "--detach", "--name", &wide][..],
             RUN_FLAGS,
-            &["--memory", "576m", "--env"],
+            &["--memory", "448m", "--env"],
             &[&format!("ZUGZWANG_BIND={wide_addr}")],
             &[&image],
         ]
@@ -411,8 +411,8 @@ fn the_image_serves_what_the_binary_serves() {
     wait_for_200(wide_addr, "/metrics", &wide, Instant::now());
     let budget = memory_budget(wide_addr);
     assert!(
-        (budget - (36u64 << 20) as f64).abs() < 1e-3 * budget,
-        "under --memory 576m, zugzwang_memory_budget_bytes add up to {budget}"
+        (budget - (28u64 << 20) as f64).abs() < 1e-3 * budget,
+        "under --memory 448m, zugzwang_memory_budget_bytes add up to {budget}"
     );
     podman_ok(&["rm", "--force", "--volumes", "--time", "0", &wide]);
 

@@ -86,7 +86,7 @@ pub struct TableArgs {
     /// table indexes, DTM blocks, the probe memo), split among them by one
     /// rule; a cache's own flag overrides its share. Default: a sixteenth
     /// of MemAvailable or of the container's memory limit, whichever is
-    /// smaller, at least 24 and at most 40.
+    /// smaller, at least 24 and at most 32.
     #[arg(long, value_name = "MB")]
     pub memory_mb: Option<u64>,
     /// Megabytes of decompressed DTM blocks kept in memory: a DTM lookup

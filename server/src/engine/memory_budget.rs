@@ -37,8 +37,8 @@ const INDEX: u64 = 100;
 const PROBE_MEMO: u64 = 100;
 
 /// The budget when nothing says otherwise and the machine's memory cannot
-/// be read: the ceiling, what any machine with 640 MiB available gets.
-pub const DEFAULT_TOTAL: u64 = 40 << 20;
+/// be read: the ceiling, what any machine with 512 MiB available gets.
+pub const DEFAULT_TOTAL: u64 = 32 << 20;
 
 /// What each cache may hold, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,10 +9,11 @@
 //! container's limit is what it will be killed at, whatever the host has),
 //! at least [`FLOOR`] so that the answers and indexes of an explorer's walk
 //! stay, at most [`CEILING`]: past it a cache buys little for the 3-4-5
-//! piece sets most servers hold (their whole index is 2.9 MiB; 80 MiB cost
-//! a tenth more CPU per request at most, for 50 MiB more peak RSS than
-//! lila-tablebase's; server/docs/benchmarks.md, "One memory budget"), and
-//! a larger set's operator sizes it with `--memory-mb`.
+//! piece sets most servers hold (their whole index is 2.9 MiB; 80 MiB
+//! saved a tenth of the CPU per request at most, for 50 MiB more peak RSS;
+//! at 40 MiB the server still peaked a few MiB above lila-tablebase's;
+//! server/docs/benchmarks.md, "One memory budget"), and a larger set's
+//! operator sizes it with `--memory-mb`.
 
 use std::fs;
 
@@ -25,7 +26,7 @@ const SHARE: u64 = 16;
 /// The least budget by default.
 pub const FLOOR: u64 = 24 << 20;
 /// The most budget by default.
-pub const CEILING: u64 = 40 << 20;
+pub const CEILING: u64 = 32 << 20;
 
 /// Where the memory limit of the cgroup the process runs in is read:
 /// cgroup v2 first, then v1 (a container sees its own cgroup at the root).
@@ -80,7 +81,7 @@ mod tests {
         const GIB: u64 = 1 << 30;
         assert_eq!(default_budget(Some(24 * GIB), None), CEILING);
         assert_eq!(default_budget(Some(24 * GIB), Some(GIB)), CEILING);
-        assert_eq!(default_budget(None, Some(512 << 20)), 32 << 20);
+        assert_eq!(default_budget(None, Some(448 << 20)), 28 << 20);
         assert_eq!(default_budget(Some(256 << 20), None), FLOOR);
         assert_eq!(default_budget(None, None), DEFAULT_TOTAL);
         assert_eq!(budget_bytes(Some(64)), 64 << 20);
