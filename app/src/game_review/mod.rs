@@ -608,5 +608,6 @@ pub fn game_of_link(variant: Variant, fen: Option<&str>, moves: &str) -> Result<
     Ok(game)
 }
 
-#[cfg(test)]
+// They read PGN, which only the server's build can (`pgn::read_pgn`).
+#[cfg(all(test, feature = "ssr"))]
 mod tests;

@@ -4,17 +4,16 @@
 //! read or played stops the game there, with where and why; the moves
 //! before it are kept, so a review shows what it could read.
 
+#[cfg(feature = "ssr")]
 use std::ops::ControlFlow;
 
+#[cfg(feature = "ssr")]
 use pgn_reader::{Outcome, RawTag, Reader, SanPlus, Visitor};
 use shakmaty::{Color, Position};
 
-use crate::{
-    api::MoveInfo,
-    game::{Game, parse_game_fen},
-    position::to_fen,
-    variant::Variant,
-};
+#[cfg(feature = "ssr")]
+use crate::{api::MoveInfo, game::parse_game_fen, position::to_fen};
+use crate::{game::Game, variant::Variant};
 
 /// The most games one PGN may hold.
 pub const MAX_GAMES: usize = 100;
@@ -74,6 +73,7 @@ pub enum PgnError {
 }
 
 /// The games of `text`, named, and the `wanted`-th (1 for the first) replayed.
+#[cfg(feature = "ssr")]
 pub fn read_pgn(text: &str, wanted: usize) -> Result<(Vec<GameTitle>, PgnGame), PgnError> {
     let mut reader = Reader::new(text.as_bytes());
     let mut visitor = Games {
@@ -131,6 +131,7 @@ pub fn move_label(before: &Game, san: &str) -> String {
     }
 }
 
+#[cfg(feature = "ssr")]
 struct Games {
     wanted: usize,
     titles: Vec<GameTitle>,
@@ -138,18 +139,21 @@ struct Games {
     too_long: bool,
 }
 
+#[cfg(feature = "ssr")]
 impl Games {
     fn building(&mut self) -> Option<&mut PgnGame> {
         self.chosen.as_mut().filter(|game| game.error.is_none())
     }
 }
 
+#[cfg(feature = "ssr")]
 fn tag_value(tags: &[(String, String)], name: &str) -> Option<String> {
     tags.iter()
         .find(|(n, _)| n.eq_ignore_ascii_case(name))
         .map(|(_, v)| v.clone())
 }
 
+#[cfg(feature = "ssr")]
 fn title_of(index: usize, tags: &[(String, String)]) -> String {
     let known = |name| tag_value(tags, name).filter(|v| !v.is_empty() && v != "?");
     let mut title = match (known("White"), known("Black")) {
@@ -166,6 +170,7 @@ fn title_of(index: usize, tags: &[(String, String)]) -> String {
 }
 
 /// The variant a `[Variant]` tag names, when it has tables here.
+#[cfg(feature = "ssr")]
 fn variant_named(name: &str) -> Result<Variant, String> {
     match name.trim().to_ascii_lowercase().as_str() {
         "" | "standard" | "chess" | "from position" | "normal" => Ok(Variant::Standard),
@@ -177,6 +182,7 @@ fn variant_named(name: &str) -> Result<Variant, String> {
     }
 }
 
+#[cfg(feature = "ssr")]
 impl Visitor for Games {
     type Tags = Vec<(String, String)>;
     type Movetext = ();
@@ -274,7 +280,7 @@ impl Visitor for Games {
     fn end_game(&mut self, _: ()) {}
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "ssr"))]
 mod tests {
     use super::*;
 
