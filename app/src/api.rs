@@ -102,6 +102,19 @@ impl Category {
     }
 }
 
+/// `PositionInfo`'s flags and distances by their JSON names, for code that
+/// reads answers as plain JSON (an upstream server's answer checked before
+/// it is kept, the tests).
+pub const POSITION_FLAGS: [&str; 5] = [
+    "checkmate",
+    "stalemate",
+    "variant_win",
+    "variant_loss",
+    "insufficient_material",
+];
+/// The distances, likewise.
+pub const POSITION_DISTANCES: [&str; 5] = ["dtz", "precise_dtz", "dtm", "dtw", "dtc"];
+
 /// What is known about one position (the root, or the position after a move).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct PositionInfo {

@@ -2,6 +2,7 @@
 
 mod common;
 
+use app::api::{POSITION_DISTANCES, POSITION_FLAGS};
 use axum::http::StatusCode;
 use serde_json::Value;
 
@@ -27,17 +28,7 @@ async fn rook_ending_is_a_win_with_best_move_first() {
     assert_eq!(moves[0]["uci"], "h1h7");
     assert_eq!(moves[0]["dtz"], -20);
     assert_eq!(moves[0]["category"], "loss");
-    for field in [
-        "checkmate",
-        "stalemate",
-        "variant_win",
-        "variant_loss",
-        "insufficient_material",
-        "dtm",
-        "dtw",
-        "dtc",
-        "precise_dtz",
-    ] {
+    for field in POSITION_FLAGS.iter().chain(&POSITION_DISTANCES) {
         assert!(body.get(field).is_some(), "field {field} missing");
         assert!(moves[0].get(field).is_some(), "move field {field} missing");
     }

@@ -304,78 +304,67 @@ async fn the_annotated_pgn_and_cbor() {
     assert_eq!(decoded, json);
 }
 
+/// The review page at `uri`, which must be a 200 in HTML.
+async fn page(router: &axum::Router, uri: &str) -> String {
+    let (status, content_type, body) = common::get(router, uri, None).await;
+    assert_eq!(status, StatusCode::OK, "{uri}");
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    String::from_utf8(body).expect("html")
+}
+
+/// The page's answer to its form posted with `pgn`, as a browser without
+/// JavaScript posts it.
+async fn post_form(router: &axum::Router, pgn: &str) -> String {
+    let form = format!("pgn={}", form_urlencoded(pgn));
+    let (status, _, body) = post(
+        router,
+        "/review",
+        "application/x-www-form-urlencoded",
+        Some("text/html"),
+        &form,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    String::from_utf8(body).expect("html")
+}
+
 #[tokio::test]
 async fn the_page_reviews_a_posted_form_and_a_link_without_javascript() {
     let router = embedded_router();
-    let (status, content_type, body) = common::get(&router, "/review", None).await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(content_type.starts_with("text/html"));
-    let html = String::from_utf8(body).expect("html");
+    let html = page(&router, "/review").await;
     assert!(
         html.contains("<form class=\"review-form\" method=\"post\""),
         "{html}"
     );
 
-    let form = format!("pgn={}", form_urlencoded(ROOK_GAME));
-    let (status, _, body) = post(
-        &router,
-        "/review",
-        "application/x-www-form-urlencoded",
-        Some("text/html"),
-        &form,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
-    let html = String::from_utf8(body).expect("html");
-    assert!(
-        html.contains("3.Rd7?? threw the win away: now a draw; 3.Kc3 kept the win"),
-        "{html}"
-    );
-    assert!(
-        html.contains("href=\"/?fen=2k5/7R/8/8/8/8/3K4/8_w_-_-_4_3\""),
-        "{html}"
-    );
-    assert!(
-        html.contains("/practice?fen=2k5/7R/8/8/8/8/3K4/8_w_-_-_4_3"),
-        "{html}"
-    );
-    assert!(html.contains("Download the annotated PGN"));
-    assert!(html.contains("<img class=\"review-chart\" src=\"/review/chart.svg?"));
+    let html = post_form(&router, ROOK_GAME).await;
+    for expected in [
+        "3.Rd7?? threw the win away: now a draw; 3.Kc3 kept the win",
+        "href=\"/?fen=2k5/7R/8/8/8/8/3K4/8_w_-_-_4_3\"",
+        "/practice?fen=2k5/7R/8/8/8/8/3K4/8_w_-_-_4_3",
+        "Download the annotated PGN",
+        "<img class=\"review-chart\" src=\"/review/chart.svg?",
+    ] {
+        assert!(html.contains(expected), "{expected} missing from {html}");
+    }
 
     // The link it gives reopens the same review.
     let (_, json) = review(&router, ROOK_GAME).await;
     let link = json["link"].as_str().expect("link");
-    let (status, _, body) = common::get(&router, link, None).await;
-    assert_eq!(status, StatusCode::OK);
-    let html = String::from_utf8(body).expect("html");
+    let html = page(&router, link).await;
     assert!(html.contains("3.Rd7?? threw the win away"), "{html}");
 
     // A whole PGN in the URL, as a tool links it.
-    let (status, _, body) = common::get(
+    let two = format!("1. e4 *\n\n{ROOK_GAME}");
+    let html = page(
         &router,
-        &format!(
-            "/review?game=2&pgn={}",
-            form_urlencoded(&format!("1. e4 *\n\n{ROOK_GAME}"))
-        ),
-        None,
+        &format!("/review?game=2&pgn={}", form_urlencoded(&two)),
     )
     .await;
-    assert_eq!(status, StatusCode::OK);
-    let html = String::from_utf8(body).expect("html");
     assert!(html.contains("3.Rd7?? threw the win away"), "{html}");
 
     // A bad PGN shows the form again with what is wrong.
-    let form = format!("pgn={}", form_urlencoded("1. e4 e5 2. Ke3 *"));
-    let (status, _, body) = post(
-        &router,
-        "/review",
-        "application/x-www-form-urlencoded",
-        Some("text/html"),
-        &form,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
-    let html = String::from_utf8(body).expect("html");
+    let html = post_form(&router, "1. e4 e5 2. Ke3 *").await;
     assert!(
         html.contains("game 1, move 2.Ke3: not a legal move"),
         "{html}"

@@ -257,6 +257,13 @@ impl Got {
         self.header("x-source").as_deref() == Some("upstream")
     }
 
+    /// Why the answer is the local one: it must be, and must say why.
+    fn local_because(&self) -> String {
+        assert!(!self.is_upstream(), "{:?}", self.headers);
+        self.header("x-upstream-unavailable")
+            .expect("the reason in X-Upstream-Unavailable")
+    }
+
     fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).expect("a JSON body")
     }
@@ -584,9 +591,8 @@ fn a_429_is_honoured_and_the_local_answer_given_at_once() {
     );
     let first = fake.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
     assert_eq!(first.status, StatusCode::OK);
-    assert!(!first.is_upstream());
+    let why = first.local_because();
     assert_eq!(first.json()["category"], "unknown");
-    let why = first.header("x-upstream-unavailable").expect("the reason");
     assert!(why.contains("429"), "{why}");
     assert_eq!(first.header("cache-control").as_deref(), Some("no-store"));
     assert!(first.header("etag").is_none());
@@ -595,8 +601,7 @@ fn a_429_is_honoured_and_the_local_answer_given_at_once() {
     // Another position right after: not asked, answered at once.
     fake.set(Mode::Answer);
     let paused = fake.block_on(fetch(&http, a.addr, &api("/standard", KBB_KB), &[]));
-    assert!(!paused.is_upstream());
-    let why = paused.header("x-upstream-unavailable").expect("the reason");
+    let why = paused.local_because();
     assert!(why.contains("asked to wait"), "{why}");
     assert!(paused.took < Duration::from_secs(5), "{:?}", paused.took);
     assert_eq!(fake.asked(), 1);
@@ -656,13 +661,12 @@ fn a_failing_upstream_opens_the_breaker() {
     for _ in 0..5 {
         let got = fake.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
         assert_eq!(got.status, StatusCode::OK);
-        assert!(!got.is_upstream());
-        let why = got.header("x-upstream-unavailable").expect("the reason");
+        let why = got.local_because();
         assert!(why.contains("500"), "{why}");
     }
     assert_eq!(fake.asked(), 5);
     let open = fake.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
-    let why = open.header("x-upstream-unavailable").expect("the reason");
+    let why = open.local_because();
     assert!(why.contains("failed repeatedly"), "{why}");
     assert_eq!(fake.asked(), 5, "not asked while the breaker is open");
     let metrics = fake.block_on(metrics_of(&http, a.addr));
@@ -688,8 +692,7 @@ fn an_upstream_that_does_not_answer_leaves_the_local_answer_within_the_limit() {
     let a = serve_asking(&fake.url(), state.path(), &["--upstream-timeout", "1"]);
     let got = fake.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
     assert_eq!(got.status, StatusCode::OK);
-    assert!(!got.is_upstream());
-    let why = got.header("x-upstream-unavailable").expect("the reason");
+    let why = got.local_because();
     assert!(why.contains("no answer within 1.0 s"), "{why}");
     assert!(got.took < Duration::from_secs(4), "{:?}", got.took);
     // A server that is not there at all.
@@ -702,8 +705,7 @@ fn an_upstream_that_does_not_answer_leaves_the_local_answer_within_the_limit() {
     let a = serve_asking(&format!("http://127.0.0.1:{port}"), dead.path(), &[]);
     let got = fake.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
     assert_eq!(got.status, StatusCode::OK);
-    assert!(!got.is_upstream());
-    let why = got.header("x-upstream-unavailable").expect("the reason");
+    let why = got.local_because();
     assert!(why.contains("cannot connect"), "{why}");
     assert!(got.took < Duration::from_secs(4), "{:?}", got.took);
 }
@@ -722,9 +724,8 @@ fn a_poisoned_or_malformed_answer_is_refused_and_not_kept() {
         fake.set(mode);
         let got = fake.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
         assert_eq!(got.status, StatusCode::OK);
-        assert!(!got.is_upstream());
+        let why = got.local_because();
         assert_eq!(got.json()["category"], "unknown");
-        let why = got.header("x-upstream-unavailable").expect("the reason");
         assert!(why.contains("refused") && why.contains(words), "{why}");
     }
     assert_eq!(fake.asked(), 2);
@@ -768,16 +769,14 @@ fn redirects_stay_on_the_upstream_host_and_oversized_answers_are_refused() {
         elsewhere.addr.port()
     )));
     let got = fake.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
-    assert!(!got.is_upstream());
-    let why = got.header("x-upstream-unavailable").expect("the reason");
+    let why = got.local_because();
     assert!(why.contains("another host"), "{why}");
     assert_eq!(elsewhere.asked(), 0);
     // Oversized, with Content-Length and chunked.
     for chunked in [false, true] {
         fake.set(Mode::Oversized { chunked });
         let got = fake.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
-        assert!(!got.is_upstream(), "chunked: {chunked}");
-        let why = got.header("x-upstream-unavailable").expect("the reason");
+        let why = got.local_because();
         assert!(why.contains("bytes or more"), "{why}");
     }
     // On its own host, a redirect is followed.
@@ -982,8 +981,7 @@ fn a_server_with_more_tables_answers_where_the_embedded_ones_end() {
         .expect("a position not learnt");
     let got = runtime.block_on(fetch(&http, a.addr, &api("/standard", unknown), &[]));
     assert_eq!(got.status, StatusCode::OK);
-    assert!(!got.is_upstream());
-    let why = got.header("x-upstream-unavailable").expect("the reason");
+    let why = got.local_because();
     assert!(why.contains("cannot connect"), "{why}");
     assert!(got.took < Duration::from_secs(3), "{:?}", got.took);
 }

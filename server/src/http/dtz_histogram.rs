@@ -23,7 +23,11 @@ use axum::{
 };
 use shakmaty::{Color, Position};
 
-use super::{AppState, error::HttpError};
+use super::{
+    AppState,
+    error::HttpError,
+    svg_chart::{self, tenths},
+};
 
 const DATA: &str = include_str!("dtz_counts.tsv");
 
@@ -124,18 +128,15 @@ pub fn svg(h: &Histogram, mark: Mark) -> String {
         Mark::Draw => "this position: a draw".to_string(),
         Mark::Unknown => "this position's DTZ is not known".to_string(),
     };
-    let mut out = format!(
-        concat!(
-            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img">"#,
-            "<title>{title}: positions by DTZ (wins right, losses left); {marked}</title>",
-            "<style>text{{font:11px system-ui,sans-serif;fill:#1d1d1f}}.w{{fill:#1f7a3a}}.l{{fill:#b0262c}}",
-            ".m{{stroke:#0b57d0;stroke-width:2}}.a{{stroke:#6b6b70}}",
-            "@media (prefers-color-scheme:dark){{text{{fill:#e8e8ea}}.w{{fill:#6fd08c}}.l{{fill:#f08080}}.m{{stroke:#9ec5ff}}}}</style>",
+    let mut out = svg_chart::open(
+        WIDTH,
+        HEIGHT,
+        &format!(
+            "{}: positions by DTZ (wins right, losses left); {marked}",
+            h.title
         ),
-        w = WIDTH,
-        h = HEIGHT,
-        title = h.title,
-        marked = marked,
+        ".w{fill:#1f7a3a}.l{fill:#b0262c}.m{stroke:#0b57d0;stroke-width:2}.a{stroke:#6b6b70}",
+        ".w{fill:#6fd08c}.l{fill:#f08080}.m{stroke:#9ec5ff}",
     );
     let base = HEIGHT - BOTTOM;
     for &(d, count) in &h.bars {
@@ -182,11 +183,6 @@ pub fn svg(h: &Histogram, mark: Mark) -> String {
     }
     out.push_str("</svg>");
     out
-}
-
-/// Tenths of a pixel as SVG writes them ("12.3").
-pub(super) fn tenths(v: i64) -> String {
-    format!("{}.{}", v / 10, v % 10)
 }
 
 /// The handler: 400 for a missing or illegal FEN, 404 for a material

@@ -16,6 +16,7 @@ pub mod review;
 pub mod review_chart;
 pub mod review_page;
 pub mod security_headers;
+pub mod svg_chart;
 
 use std::sync::Arc;
 

@@ -16,7 +16,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::dtz_histogram::tenths;
+use super::svg_chart::{self, tenths};
 
 /// One point of the chart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,17 +90,15 @@ fn move_at(ply: usize) -> String {
 /// The image for points starting at ply `from`, with the points `marks`
 /// (indices) marked.
 pub fn svg(from: usize, points: &[Point], marks: &[usize]) -> String {
-    let mut out = format!(
-        concat!(
-            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img">"#,
-            "<title>The result from {start} on: above the line White wins, below Black wins; the height is the moves to mate (DTZ where mate is not known)</title>",
-            "<style>text{{font:11px system-ui,sans-serif;fill:#1d1d1f}}.w{{fill:#2f6fd6}}.b{{fill:#4a5160}}.d{{fill:#6b6b70}}.c{{fill:#8a5a00}}",
-            ".a{{stroke:#6b6b70}}.x{{stroke:#b0262c;stroke-width:2}}",
-            "@media (prefers-color-scheme:dark){{text{{fill:#e8e8ea}}.w{{fill:#7aa7f0}}.b{{fill:#c8ccd6}}.x{{stroke:#f08080}}}}</style>",
+    let mut out = svg_chart::open(
+        WIDTH,
+        HEIGHT,
+        &format!(
+            "The result from {} on: above the line White wins, below Black wins; the height is the moves to mate (DTZ where mate is not known)",
+            move_at(from)
         ),
-        w = WIDTH,
-        h = HEIGHT,
-        start = move_at(from),
+        ".w{fill:#2f6fd6}.b{fill:#4a5160}.d{fill:#6b6b70}.c{fill:#8a5a00}.a{stroke:#6b6b70}.x{stroke:#b0262c;stroke-width:2}",
+        ".w{fill:#7aa7f0}.b{fill:#c8ccd6}.x{stroke:#f08080}",
     );
     let step = (WIDTH * 10) / points.len().max(1) as i64;
     bars(&mut out, from, points, step);

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use app::api::Category;
+use app::api::{Category, POSITION_DISTANCES, POSITION_FLAGS};
 use serde_json::{Map, Value};
 use shakmaty::{CastlingMode, Position, uci::UciMove, variant::VariantPosition};
 
@@ -106,20 +106,14 @@ fn position_fields(object: &Map<String, Value>, what: &str) -> Result<(), Invali
     if Category::from_name(category).is_none() {
         return Err(invalid(format!("{what}: `{category}` is not a category")));
     }
-    for field in ["dtz", "precise_dtz", "dtm", "dtw", "dtc"] {
+    for field in POSITION_DISTANCES {
         match object.get(field) {
             None | Some(Value::Null) => {}
             Some(number) if whole(number) => {}
             Some(_) => return Err(invalid(format!("{what}: {field} is not a whole number"))),
         }
     }
-    for field in [
-        "checkmate",
-        "stalemate",
-        "variant_win",
-        "variant_loss",
-        "insufficient_material",
-    ] {
+    for field in POSITION_FLAGS {
         if let Some(flag) = object.get(field)
             && !flag.is_boolean()
         {

@@ -90,61 +90,41 @@ impl Counts {
 /// Writes the upstream families.
 pub fn render(upstreams: &Upstreams, out: &mut Exposition) {
     let servers = upstreams.servers();
-    let requests = "zugzwang_upstream_requests_total";
-    out.family(
-        requests,
+    server_counters(
+        out,
+        servers,
+        "zugzwang_upstream_requests_total",
         "Requests sent to upstream servers (--upstream), by outcome: answered (checked and served), not_known (a 4xx: the server does not answer it), rate_limited (429), failed (no answer in time, the connection, a 5xx), refused (an answer not taken: malformed, wrong moves, too large, redirected to another host).",
-        Kind::Counter,
+        |c| {
+            vec![
+                (Some(("outcome", "answered")), &c.answered),
+                (Some(("outcome", "not_known")), &c.not_known),
+                (Some(("outcome", "rate_limited")), &c.rate_limited),
+                (Some(("outcome", "failed")), &c.failed),
+                (Some(("outcome", "refused")), &c.refused),
+            ]
+        },
     );
-    for server in servers {
-        let c = &server.counts;
-        for (outcome, counter) in [
-            ("answered", &c.answered),
-            ("not_known", &c.not_known),
-            ("rate_limited", &c.rate_limited),
-            ("failed", &c.failed),
-            ("refused", &c.refused),
-        ] {
-            out.sample(
-                requests,
-                &[("upstream", server.host()), ("outcome", outcome)],
-                get(counter),
-            );
-        }
-    }
-    let sent = "zugzwang_upstream_requests_sent_total";
-    out.family(
-        sent,
+    server_counters(
+        out,
+        servers,
+        "zugzwang_upstream_requests_sent_total",
         "Requests sent to each upstream server (counted as they go out).",
-        Kind::Counter,
+        |c| vec![(None, &c.sent)],
     );
-    for server in servers {
-        out.sample(
-            sent,
-            &[("upstream", server.host())],
-            get(&server.counts.sent),
-        );
-    }
-    let skipped = "zugzwang_upstream_skipped_total";
-    out.family(
-        skipped,
+    server_counters(
+        out,
+        servers,
+        "zugzwang_upstream_skipped_total",
         "Upstream requests not sent, the local answer given at once instead: budget (the token bucket was empty), paused (after a 429 or Retry-After), breaker (the server failed repeatedly).",
-        Kind::Counter,
+        |c| {
+            vec![
+                (Some(("reason", "budget")), &c.skipped_budget),
+                (Some(("reason", "paused")), &c.skipped_paused),
+                (Some(("reason", "breaker")), &c.skipped_breaker),
+            ]
+        },
     );
-    for server in servers {
-        let c = &server.counts;
-        for (reason, counter) in [
-            ("budget", &c.skipped_budget),
-            ("paused", &c.skipped_paused),
-            ("breaker", &c.skipped_breaker),
-        ] {
-            out.sample(
-                skipped,
-                &[("upstream", server.host()), ("reason", reason)],
-                get(counter),
-            );
-        }
-    }
     let breaker = "zugzwang_upstream_breaker_state";
     out.family(
         breaker,
@@ -199,4 +179,23 @@ pub fn render(upstreams: &Upstreams, out: &mut Exposition) {
         "Answers dropped from the store, the first learnt first, to stay within --upstream-store-mb.",
         store.evicted(),
     );
+}
+
+/// A counter family with a sample per server and per value of its one
+/// other label (none for `None`).
+fn server_counters(
+    out: &mut Exposition,
+    servers: &[super::Server],
+    name: &str,
+    help: &str,
+    counters: impl Fn(&ServerCounts) -> Vec<(Option<(&'static str, &'static str)>, &AtomicU64)>,
+) {
+    out.family(name, help, Kind::Counter);
+    for server in servers {
+        for (label, counter) in counters(&server.counts) {
+            let mut labels = vec![("upstream", server.host())];
+            labels.extend(label);
+            out.sample(name, &labels, get(counter));
+        }
+    }
 }
