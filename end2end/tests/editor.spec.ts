@@ -137,7 +137,7 @@ async function mouseDrag(page: Page, a: Point, b: Point): Promise<void> {
 /** Drags one finger from one point to another, as a touch screen reports it. */
 async function touchDrag(page: Page, a: Point, b: Point): Promise<void> {
   const cdp = await page.context().newCDPSession(page);
-  const touch = (type: string, p?: Point) =>
+  const touch = (type: 'touchStart' | 'touchMove' | 'touchEnd', p?: Point) =>
     cdp.send('Input.dispatchTouchEvent', { type, touchPoints: p ? [{ x: p.x, y: p.y }] : [] });
   await touch('touchStart', a);
   for (let i = 1; i <= 10; i++) {
