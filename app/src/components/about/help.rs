@@ -62,6 +62,10 @@ fn text() -> impl IntoView {
                     <dd>
                         "Under the board: play the position against the tablebase from either side. It defends as well as it can, and every move of yours is marked best, slower or mistake, with the result before and after. The game is in the link, so it can be reloaded or shared."
                     </dd>
+                    <dt>"Review a game"</dt>
+                    <dd>
+                        "On the "<a href="/review">"review page"</a>", paste or drop a game's PGN: from the first position the tables cover, every move of both sides is marked best, slower or mistake, with the moments the result changed hands, a chart and the annotated PGN to download."
+                    </dd>
                     <dt>"maybe"</dt>
                     <dd>
                         "The tables store some distances rounded by one ply to save space. When that rounding decides whether a win comes in time for the 50-move rule, the result reads \"maybe\"."
