@@ -3,6 +3,7 @@
 //! written into the page's head.
 
 mod common;
+mod process;
 
 use std::{io::Read, path::Path, time::Duration};
 
@@ -247,4 +248,45 @@ fn bundle_compress_names_a_site_without_its_bundle() {
         said.contains("cannot read the bundle in") && said.contains("pkg"),
         "{said}"
     );
+}
+
+/// A server that only answers the API never pays for compressing the
+/// bundle: nothing is compressed until a file of it is asked for.
+#[test]
+fn serve_compresses_the_bundle_only_when_asked() {
+    let (site, _) = site();
+    let mut command = process::binary();
+    command
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("LEPTOS_SITE_ROOT", site.path());
+    let server = process::Server::start(command);
+    let (status, _) = process::get(server.addr, process::KQVK);
+    assert_eq!(status, 200);
+    // Time enough for a compression started with the server to finish.
+    std::thread::sleep(Duration::from_secs(2));
+    let first = raw_head(server.addr, &format!("/pkg/{WASM}"));
+    assert!(
+        !first.contains("content-encoding: br"),
+        "the first request is answered before the file is compressed: {first}"
+    );
+    server.wait_until("the file compressed after its first request", |s| {
+        raw_head(s.addr, &format!("/pkg/{WASM}")).contains("content-encoding: br")
+    });
+}
+
+/// The lower-cased head of a `GET` that accepts brotli.
+fn raw_head(addr: std::net::SocketAddr, path: &str) -> String {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: test\r\nAccept-Encoding: br\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read");
+    let text = String::from_utf8_lossy(&raw).to_lowercase();
+    text.split("\r\n\r\n")
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }

@@ -273,8 +273,6 @@ pub async fn serve_with(
     if let Some(listener) = metrics_listener {
         serve_metrics(listener, &args, metrics_router(state.clone()), &signals);
     }
-    // The first visitors get the bundle at its smallest too.
-    state.bundle.warm();
     let requests = Arc::clone(&state.requests);
     let mut app = router(state);
     if let Some(log) = log {

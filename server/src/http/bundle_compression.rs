@@ -3,9 +3,13 @@
 //! slow line, and brotli at quality 11 makes it about a quarter smaller than
 //! gzip does (server/docs/benchmarks.md, "Brotli for the bundle"). That is
 //! far too slow to do per request, but the hashed files never change, so
-//! each is compressed once: on its first request (which the router's
-//! on-the-fly gzip answers meanwhile), or for all of them when `serve`
-//! starts (`warm`).
+//! each is compressed once, on its first request (which the router's
+//! on-the-fly gzip answers meanwhile). Not when `serve` starts: compressing
+//! the whole bundle at quality 11 took about 60 MiB more peak memory than
+//! the tablebase itself (server/docs/benchmarks.md, "Beside lila-tablebase,
+//! and the bundle's share"), paid by servers that only answer the API.
+//! `zugzwang bundle compress` writes the copies ahead (`.ci/serve`, the
+//! container), and those are sent as they are.
 //!
 //! Only files whose names carry a content hash (`bundle_cache`) are kept,
 //! and only files that exist, so the memory used is bounded by the site on
@@ -78,17 +82,6 @@ impl CompressedBundle {
             dir: dir.into(),
             files: Mutex::new(HashMap::new()),
             worker: Mutex::new(None),
-        }
-    }
-
-    /// Compresses every hashed file of the bundle in the background, so the
-    /// first visitors get the small encodings too.
-    pub fn warm(self: &Arc<Self>) {
-        let Ok(names) = compressible_files(&self.dir) else {
-            return;
-        };
-        for name in names {
-            self.start(&format!("/pkg/{name}"));
         }
     }
 
