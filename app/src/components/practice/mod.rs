@@ -25,7 +25,7 @@ use crate::{
     hooks::answers::Answers,
     material,
     practice::{
-        earlier::{LeftOut, use_earlier_marks},
+        earlier::{EarlierMarks, LeftOut, use_earlier_marks},
         replay::PracticeGame,
         review::{Marked, Review, ReviewResource, review},
         setup::Setup,
@@ -95,64 +95,10 @@ fn PracticeBody(
     reviewed: ReviewResource,
     answers: Answers,
 ) -> impl IntoView {
-    // The game is cloned, not replayed, to add the reply: a long game's
-    // page would otherwise replay it twice.
-    let shown: Shown = Memo::new(move |_| {
-        reviewed.with(|review| {
-            played.with(|game| {
-                let game = game.as_ref().map_err(Clone::clone)?;
-                Ok(match reply_of(game, review.as_ref()) {
-                    Some(uci) => game.with_reply(&uci),
-                    None => game.clone(),
-                })
-            })
-        })
-    });
-    // The reply goes into the URL, in place of the address without it:
-    // back then goes to before the player's move, as a takeback does.
-    let navigate = use_navigate();
-    Effect::new(move |_| {
-        let Some(uci) = reviewed.with(|review| {
-            played.with(|g| g.as_ref().ok().and_then(|g| reply_of(g, review.as_ref())))
-        }) else {
-            return;
-        };
-        let Some(href) =
-            played.with_untracked(|g| g.as_ref().ok().map(|g| g.with_move(uci).href()))
-        else {
-            return;
-        };
-        navigate(
-            &href,
-            NavigateOptions {
-                replace: true,
-                ..Default::default()
-            },
-        );
-    });
-    let left_out: LeftOut = Memo::new(move |_| {
-        reviewed.with(|review| {
-            let Some(Ok(review)) = review else {
-                return None;
-            };
-            played.with(|game| {
-                let game = game.as_ref().ok()?;
-                Some((game.clone(), review.left_out(game)))
-            })
-        })
-    });
-    let earlier = use_earlier_marks(left_out, answers);
-    let marks: Marks = Memo::new(move |_| {
-        reviewed.with(|review| {
-            let Some(Ok(review)) = review else {
-                return Vec::new();
-            };
-            shown.with(|game| match game {
-                Ok(game) => earlier.with(|earlier| review.marks_for(game, earlier)),
-                Err(_) => Vec::new(),
-            })
-        })
-    });
+    let shown = shown_game(played, reviewed);
+    write_reply_into_url(played, reviewed);
+    let earlier = use_earlier_marks(left_out(played, reviewed), answers);
+    let marks = marks_of(shown, reviewed, earlier);
     let phase = Memo::new(move |_| {
         shown.with(|game| match game {
             Err(why) => Phase::Unplayable(why.clone()),
@@ -181,6 +127,79 @@ fn PracticeBody(
             <PracticeHelp/>
         </div>
     }
+}
+
+/// The game with the tablebase's reply once the review has it. The game is
+/// cloned, not replayed, to add the reply: a long game's page would
+/// otherwise replay it twice.
+fn shown_game(played: Memo<Result<PracticeGame, String>>, reviewed: ReviewResource) -> Shown {
+    Memo::new(move |_| {
+        reviewed.with(|review| {
+            played.with(|game| {
+                let game = game.as_ref().map_err(Clone::clone)?;
+                Ok(match reply_of(game, review.as_ref()) {
+                    Some(uci) => game.with_reply(&uci),
+                    None => game.clone(),
+                })
+            })
+        })
+    })
+}
+
+/// The reply goes into the URL, in place of the address without it: back
+/// then goes to before the player's move, as a takeback does.
+fn write_reply_into_url(played: Memo<Result<PracticeGame, String>>, reviewed: ReviewResource) {
+    let navigate = use_navigate();
+    Effect::new(move |_| {
+        let Some(uci) = reviewed.with(|review| {
+            played.with(|g| g.as_ref().ok().and_then(|g| reply_of(g, review.as_ref())))
+        }) else {
+            return;
+        };
+        let Some(href) =
+            played.with_untracked(|g| g.as_ref().ok().map(|g| g.with_move(uci).href()))
+        else {
+            return;
+        };
+        navigate(
+            &href,
+            NavigateOptions {
+                replace: true,
+                ..Default::default()
+            },
+        );
+    });
+}
+
+/// The player's older moves, which the review leaves out, with the game.
+fn left_out(played: Memo<Result<PracticeGame, String>>, reviewed: ReviewResource) -> LeftOut {
+    Memo::new(move |_| {
+        reviewed.with(|review| {
+            let Some(Ok(review)) = review else {
+                return None;
+            };
+            played.with(|game| {
+                let game = game.as_ref().ok()?;
+                Some((game.clone(), review.left_out(game)))
+            })
+        })
+    })
+}
+
+/// Every mark of the player's moves: the review's, and the older ones as
+/// they are judged.
+fn marks_of(shown: Shown, reviewed: ReviewResource, earlier: ReadSignal<EarlierMarks>) -> Marks {
+    Memo::new(move |_| {
+        reviewed.with(|review| {
+            let Some(Ok(review)) = review else {
+                return Vec::new();
+            };
+            shown.with(|game| match game {
+                Ok(game) => earlier.with(|earlier| review.marks_for(game, earlier)),
+                Err(_) => Vec::new(),
+            })
+        })
+    })
 }
 
 /// Whose turn it is, for tests and styles: "choosing", "player",
