@@ -5,7 +5,8 @@
 //! asks a fake upstream, an axum server in the test on loopback that
 //! answers recorded lichess-shaped JSON (`fixtures/upstream/`, written by
 //! a Zugzwang over the shared 5-piece tables, whose JSON is lila's byte for
-//! byte) and misbehaves on demand: 429, 500, no answer, poisoned moves,
+//! byte; `krvkrn-capture.json` by lila-tablebase itself) and misbehaves on
+//! demand: 429, 500, no answer, poisoned moves, forgotten moves,
 //! redirects, oversized bodies. The last test puts two real processes on
 //! loopback, A asking B (the shared 3-4-5 tables), and replays a 50-client
 //! workload; it needs `../shared` (SKIPPED without, unless required).
@@ -35,6 +36,9 @@ use server::upstream::gaps::{self, LocalCoverage};
 const LUCENA: &str = "1K1k4/1P6/8/8/8/8/r7/2R5 w - - 0 1";
 /// KBBvKB, Black to move: 5 pieces as well.
 const KBB_KB: &str = "8/bB6/8/6B1/2K5/8/8/6k1 b - - 0 1";
+/// KRvKRN, where Kxd2 leaves KRvKN: the embedded tables know that move
+/// but not the position.
+const CAPTURE: &str = "4k3/8/8/8/8/8/3r4/R3K1n1 w - - 0 1";
 
 fn recorded(name: &str) -> Vec<u8> {
     let path = common::fixture(&format!("upstream/{name}"));
@@ -69,6 +73,9 @@ enum Mode {
     Poison,
     /// Not JSON.
     Garbage,
+    /// The recorded answer with every move unknown, as from a server
+    /// without the tables the moves lead to.
+    Forgetful,
     /// 302 to this base URL (the path and query kept); paths under `/v2`
     /// are answered as `Answer`.
     Redirect(String),
@@ -108,6 +115,7 @@ impl Fake {
         for (route, fen, file) in [
             ("/standard", LUCENA, "lucena.json"),
             ("/standard", KBB_KB, "kbb-kb.json"),
+            ("/standard", CAPTURE, "krvkrn-capture.json"),
             ("/standard/mainline", LUCENA, "lucena-mainline.json"),
         ] {
             answers.insert((route.to_string(), fen4(fen)), recorded(file));
@@ -209,6 +217,17 @@ async fn fake_answer(
             json(serde_json::to_vec(&value).unwrap())
         }
         Mode::Garbage => json(b"<html>upstream maintenance</html>".to_vec()),
+        Mode::Forgetful => {
+            let body = recorded(&path).expect("a recorded answer");
+            let mut value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            for m in value["moves"].as_array_mut().unwrap() {
+                m["category"] = "unknown".into();
+                for field in ["dtz", "precise_dtz", "dtm"] {
+                    m[field] = serde_json::Value::Null;
+                }
+            }
+            json(serde_json::to_vec(&value).unwrap())
+        }
         Mode::Redirect(_) if path.starts_with("/v2/") => {
             json(recorded(&path["/v2".len()..]).expect("a recorded answer"))
         }
@@ -984,4 +1003,35 @@ fn a_server_with_more_tables_answers_where_the_embedded_ones_end() {
     let why = got.local_because();
     assert!(why.contains("cannot connect"), "{why}");
     assert!(got.took < Duration::from_secs(3), "{:?}", got.took);
+}
+
+#[test]
+fn an_upstream_answer_that_lacks_what_the_local_tables_know_is_not_taken() {
+    let fake = Fake::start();
+    let state = tempfile::tempdir().expect("temp dir");
+    let http = client();
+    let a = serve_asking(
+        &fake.url(),
+        state.path(),
+        &["--upstream-rate", "50", "--upstream-burst", "50"],
+    );
+    // It knows the root but not Kxd2, which the embedded tables know.
+    fake.set(Mode::Forgetful);
+    let got = fake.block_on(fetch(&http, a.addr, &api("/standard", CAPTURE), &[]));
+    let why = got.local_because();
+    assert!(why.contains("lacks the result after e1d2"), "{why}");
+    let kxd2 = got.json()["moves"]
+        .as_array()
+        .expect("moves")
+        .iter()
+        .find(|m| m["uci"] == "e1d2")
+        .cloned()
+        .expect("Kxd2");
+    assert_eq!(kxd2["category"], "draw", "the local tables' result");
+    // Not kept: a server that knows it all is asked next time, and served.
+    fake.set(Mode::Answer);
+    let got = fake.block_on(fetch(&http, a.addr, &api("/standard", CAPTURE), &[]));
+    assert!(got.is_upstream(), "{:?}", got.headers);
+    assert_eq!(got.body, recorded("krvkrn-capture.json"));
+    assert_eq!(fake.asked(), 2);
 }

@@ -31,7 +31,7 @@ use shakmaty::variant::VariantPosition;
 use super::{AppState, error::HttpError, etag::Validator, metrics};
 use crate::{
     engine::EngineError,
-    upstream::{Route, gaps, store::Learnt},
+    upstream::{Route, comparison::LocalAnswer, gaps, store::Learnt},
 };
 
 const CBOR: &str = "application/cbor";
@@ -137,7 +137,8 @@ where
             Err(_) => false,
         };
         if wanted {
-            match upstream.ask(route, pos).await {
+            let local = answer.as_ref().ok().and_then(|a| a.local_answer());
+            match upstream.ask(route, pos, local).await {
                 Ok(learnt) => return Ok(upstream_response(headers, &learnt, reads)),
                 Err(why) => unavailable = Some(why),
             }
@@ -272,6 +273,12 @@ trait ApiAnswer {
     fn incomplete(&self, _pos: &VariantPosition, _local: &gaps::LocalCoverage) -> bool {
         false
     }
+
+    /// What an upstream answer must know at least to be served instead
+    /// (a position's answer; a line the local tables answer is not asked).
+    fn local_answer(&self) -> Option<LocalAnswer> {
+        None
+    }
 }
 
 /// A position's answer; DTM tables that failed for it are named in
@@ -290,6 +297,10 @@ impl ApiAnswer for TablebaseAnswer {
 
     fn incomplete(&self, pos: &VariantPosition, local: &gaps::LocalCoverage) -> bool {
         gaps::incomplete(self, pos, local)
+    }
+
+    fn local_answer(&self) -> Option<LocalAnswer> {
+        Some(LocalAnswer::of(self))
     }
 }
 

@@ -24,7 +24,7 @@ use super::{
 };
 use crate::{
     engine::{Engine, EngineError},
-    upstream::{Route, Upstreams, gaps},
+    upstream::{Route, Upstreams, comparison::LocalAnswer, gaps},
 };
 
 /// The page routes plus static files (the WASM bundle, CSS, images; the
@@ -169,7 +169,8 @@ fn probe_source(
                 (Some(upstream), Some(pos))
                     if gaps::incomplete(&answer, &pos, upstream.coverage()) =>
                 {
-                    Ok(upstream_answer(&upstream, variant, &pos)
+                    let local = LocalAnswer::of(&answer);
+                    Ok(upstream_answer(&upstream, variant, &pos, local)
                         .await
                         .unwrap_or(answer))
                 }
@@ -186,8 +187,12 @@ async fn upstream_answer(
     upstream: &Arc<Upstreams>,
     variant: Variant,
     pos: &shakmaty::variant::VariantPosition,
+    local: LocalAnswer,
 ) -> Option<TablebaseAnswer> {
-    let learnt = upstream.ask(Route::Probe(variant), pos).await.ok()?;
+    let learnt = upstream
+        .ask(Route::Probe(variant), pos, Some(local))
+        .await
+        .ok()?;
     let text = std::str::from_utf8(&learnt.json).ok()?;
     match app::json::read::<TablebaseAnswer>(text) {
         Ok(mut answer) => {

@@ -37,24 +37,6 @@ pub fn check(route: Route, pos: &VariantPosition, body: &[u8]) -> Result<(), Inv
     }
 }
 
-/// Whether a (checked) answer knows nothing the local tables could lack:
-/// a position's answer whose root and every move are unknown. Such an
-/// answer is not kept: the upstream may get the tables later.
-pub fn knows_nothing(route: Route, body: &[u8]) -> bool {
-    let Route::Probe(_) = route else {
-        return false;
-    };
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return false;
-    };
-    let unknown = |v: &Value| v.get("category").and_then(Value::as_str) == Some("unknown");
-    unknown(&value)
-        && value
-            .get("moves")
-            .and_then(Value::as_array)
-            .is_some_and(|moves| moves.iter().all(unknown))
-}
-
 /// A position's answer: the root's fields, and one entry per legal move.
 fn probe_answer(object: &Map<String, Value>, pos: &VariantPosition) -> Result<(), Invalid> {
     position_fields(object, "the position")?;

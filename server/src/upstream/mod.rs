@@ -15,6 +15,7 @@
 
 pub mod check;
 pub mod client;
+pub mod comparison;
 pub mod gaps;
 pub mod metrics;
 pub mod politeness;
@@ -37,6 +38,7 @@ use shakmaty::{EnPassantMode, fen::Fen, variant::VariantPosition};
 
 use crate::{engine::answer_cache, sync::lock};
 use client::{Reply, UpstreamUrl};
+use comparison::LocalAnswer;
 use gaps::LocalCoverage;
 use politeness::{Limits, Politeness, Refusal};
 use store::{AnswerStore, Learnt};
@@ -167,7 +169,15 @@ impl Upstreams {
     /// The answer of `route` for `pos` from the store, or from the first
     /// upstream server that may be asked now and answers within the time
     /// limit; or why there is none (at once, when no server may be asked).
-    pub async fn ask(self: &Arc<Self>, route: Route, pos: &VariantPosition) -> Outcome {
+    /// `local`, what the local tables' answer knows (a position's, not a
+    /// line's), is what an upstream answer must know at least to be taken
+    /// (`comparison`).
+    pub async fn ask(
+        self: &Arc<Self>,
+        route: Route,
+        pos: &VariantPosition,
+        local: Option<LocalAnswer>,
+    ) -> Outcome {
         let key = format!("{} {}", route.path(), answer_cache::key(pos));
         // Off the async workers: a read waits while a commit (an fsync),
         // this process's or another replica's, holds the store's header.
@@ -190,7 +200,7 @@ impl Upstreams {
                     out.clone()
                 }
                 None => {
-                    let out = self.start(route, pos, key.clone());
+                    let out = self.start(route, pos, local, key.clone());
                     in_flight.insert(key, out.clone());
                     out
                 }
@@ -206,12 +216,13 @@ impl Upstreams {
         self: &Arc<Self>,
         route: Route,
         pos: &VariantPosition,
+        local: Option<LocalAnswer>,
         key: String,
     ) -> Shared<BoxFuture<'static, Outcome>> {
         let me = Arc::clone(self);
         let pos = pos.clone();
         let task = tokio::spawn(async move {
-            let outcome = me.fetch(route, &pos, &key).await;
+            let outcome = me.fetch(route, &pos, local.as_ref(), &key).await;
             lock(&me.in_flight).remove(&key);
             outcome
         });
@@ -224,12 +235,21 @@ impl Upstreams {
     }
 
     /// Asks the servers in order until one answers; keeps the answer.
-    async fn fetch(&self, route: Route, pos: &VariantPosition, key: &str) -> Outcome {
+    async fn fetch(
+        &self,
+        route: Route,
+        pos: &VariantPosition,
+        local: Option<&LocalAnswer>,
+        key: &str,
+    ) -> Outcome {
         let deadline = Instant::now() + self.timeout;
         let fen = Fen::from_position(pos, EnPassantMode::Legal).to_string();
         let mut first_why: Option<Why> = None;
         for server in &self.servers {
-            let why = match self.ask_one(server, route, pos, &fen, deadline).await {
+            let why = match self
+                .ask_one(server, route, pos, local, &fen, deadline)
+                .await
+            {
                 Ok(learnt) => {
                     let learnt = Arc::new(learnt);
                     self.keep(key, &learnt).await;
@@ -248,6 +268,7 @@ impl Upstreams {
         server: &Server,
         route: Route,
         pos: &VariantPosition,
+        local: Option<&LocalAnswer>,
         fen: &str,
         deadline: Instant,
     ) -> Result<Learnt, Why> {
@@ -270,13 +291,15 @@ impl Upstreams {
         let mut politeness = lock(&server.politeness);
         let was = politeness.breaker(now);
         let outcome = match reply {
-            Reply::Body(json) => match check::check(route, pos, &json) {
-                Ok(()) if check::knows_nothing(route, &json) => {
+            Reply::Body(json) => match check::check(route, pos, &json)
+                .map(|()| local.and_then(|local| local.shortfall(&json)))
+            {
+                Ok(Some(shortfall)) => {
                     politeness.answered();
                     server.counts.answered();
-                    Err(Why(format!("{host} does not know this position either")))
+                    Err(Why(format!("{host}'s answer was not taken: {shortfall}")))
                 }
-                Ok(()) => {
+                Ok(None) => {
                     politeness.answered();
                     server.counts.answered();
                     Ok(Learnt {
