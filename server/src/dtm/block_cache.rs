@@ -25,6 +25,10 @@ use crate::exposition::Exposition;
 /// A block of one open table: the table's id and the block's number.
 pub type BlockKey = (u64, u64);
 
+/// A block's values as decompressed (little-endian `i16` pairs): the
+/// decompressor's own buffer, kept without copying it.
+pub type Values = Arc<Vec<u8>>;
+
 /// What an entry costs besides its values (key, `Arc`, the cache's own
 /// bookkeeping), counted so the budget bounds memory.
 const ENTRY_OVERHEAD: u64 = 128;
@@ -40,16 +44,16 @@ pub const DEFAULT_BYTES: u64 = 256 << 20;
 #[derive(Clone)]
 struct BlockWeight;
 
-impl Weighter<BlockKey, Arc<[u8]>> for BlockWeight {
-    fn weight(&self, _key: &BlockKey, values: &Arc<[u8]>) -> u64 {
-        values.len() as u64 + ENTRY_OVERHEAD
+impl Weighter<BlockKey, Values> for BlockWeight {
+    fn weight(&self, _key: &BlockKey, values: &Values) -> u64 {
+        values.capacity() as u64 + ENTRY_OVERHEAD
     }
 }
 
 /// Decompressed blocks by table and block number, within a byte budget.
 pub struct BlockCache {
     /// `None` when sized 0: nothing is kept.
-    cache: Option<Cache<BlockKey, Arc<[u8]>, BlockWeight>>,
+    cache: Option<Cache<BlockKey, Values, BlockWeight>>,
     capacity: u64,
     hits: AtomicU64,
     loads: AtomicU64,
@@ -69,7 +73,7 @@ impl BlockCache {
 
     /// The block's values (little-endian `i16` pairs), if kept; a miss is
     /// counted as a load, which the caller then makes.
-    pub fn get(&self, key: BlockKey) -> Option<Arc<[u8]>> {
+    pub fn get(&self, key: BlockKey) -> Option<Values> {
         let kept = self.cache.as_ref().and_then(|cache| cache.get(&key));
         let counter = if kept.is_some() {
             &self.hits
@@ -81,7 +85,7 @@ impl BlockCache {
     }
 
     /// Keeps a block's values.
-    pub fn insert(&self, key: BlockKey, values: Arc<[u8]>) {
+    pub fn insert(&self, key: BlockKey, values: Values) {
         if let Some(cache) = &self.cache {
             cache.insert(key, values);
         }
@@ -127,17 +131,20 @@ mod tests {
     fn keeps_blocks_within_its_budget_and_nothing_when_sized_zero() {
         let cache = BlockCache::new(3 * (1024 + ENTRY_OVERHEAD));
         for block in 0..10 {
-            cache.insert((1, block), Arc::from(vec![0u8; 1024]));
+            cache.insert((1, block), Arc::new(vec![0u8; 1024]));
         }
         let kept = (0..10).filter(|&b| cache.get((1, b)).is_some()).count();
         assert!(kept <= 3, "{kept} blocks kept");
 
         let large = BlockCache::new(DEFAULT_BYTES);
-        large.insert((2, 7), Arc::from(vec![5u8; 1024]));
-        assert_eq!(large.get((2, 7)).as_deref(), Some(&[5u8; 1024][..]));
+        large.insert((2, 7), Arc::new(vec![5u8; 1024]));
+        assert_eq!(
+            large.get((2, 7)).as_deref().map(Vec::as_slice),
+            Some(&[5u8; 1024][..])
+        );
 
         let none = BlockCache::new(0);
-        none.insert((1, 0), Arc::from(vec![0u8; 16]));
+        none.insert((1, 0), Arc::new(vec![0u8; 16]));
         assert!(none.get((1, 0)).is_none());
     }
 }

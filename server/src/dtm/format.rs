@@ -176,7 +176,9 @@ impl TableFile {
         let values = match cache.get((self.id, block)) {
             Some(values) => values,
             None => {
-                let values: Arc<[u8]> = self.load_block(block)?.into();
+                // The decompressed Vec itself is kept: into an `Arc<[u8]>`
+                // it would be copied, 64 KiB per load.
+                let values = Arc::new(self.load_block(block)?);
                 cache.insert((self.id, block), Arc::clone(&values));
                 values
             }
@@ -471,14 +473,14 @@ fn decompress(
     values.clear();
     // One spare byte: a frame that decodes to more than the block's
     // positions is then caught as a wrong length, not a short buffer.
-    values.resize(expected + 1, 0);
+    // zstd writes into the spare capacity, so nothing is zeroed first.
+    values.reserve_exact(expected + 1);
     let written = decompressor
-        .decompress_to_buffer(compressed, &mut values[..])
+        .decompress_to_buffer(compressed, values)
         .map_err(|e| format!("does not decompress: {e}"))?;
     if written != expected {
         return Err(format!("decompresses to {written} bytes, not {expected}"));
     }
-    values.truncate(expected);
     Ok(())
 }
 

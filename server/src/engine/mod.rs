@@ -335,9 +335,13 @@ impl Engine {
         self.pool.readiness(&pos)?;
         let _pending = self.admit()?;
         let key = pos.clone();
-        let answer = self
-            .cache
-            .probe(&key, answer::answer(&self.pool, &self.memo, pos));
+        // Boxed: each future that takes this one and awaits it holds it
+        // twice, so unboxed it made a request's future 74 KB, moved by
+        // memcpy several times per request even when the answer was cached.
+        let answer = Box::pin(
+            self.cache
+                .probe(&key, answer::answer(&self.pool, &self.memo, pos)),
+        );
         self.pool.unless_stuck(&key, answer).await
     }
 
@@ -369,7 +373,8 @@ impl Engine {
                 .run(move |tables| mainline::mainline(tables, pos))
                 .await?
         };
-        let line = self.cache.mainline(&key, compute);
+        // Boxed as in `probe`.
+        let line = Box::pin(self.cache.mainline(&key, compute));
         self.pool.unless_stuck(&key, line).await
     }
 
