@@ -5,8 +5,11 @@
 # not move with the machine's load, so two servers can be compared on a
 # busy machine. Per run: a fresh server under `valgrind --tool=callgrind`
 # with instrumentation off, the unmeasured pass of memory-ab.sh (WARM
-# requests of explore-34), then instrumentation on for REQUESTS requests
-# of explore-345, a dump, and the server stopped. Prints one Markdown row
+# requests of explore-34) and the first SKIP requests of explore-345, then
+# instrumentation on for the next REQUESTS requests of explore-345, a dump,
+# and the server stopped. memory-ab.sh measures 20,000 requests of
+# explore-345, whose first ones find the caches colder than the rest:
+# SKIP=18000 counts the last 2,000 of them. Prints one Markdown row
 # per run (OUT_DIR/rows.md); the dumps stay in OUT_DIR for
 # callgrind_annotate.
 #
@@ -14,8 +17,8 @@
 #
 # A BINARY named lila-tablebase is started with its own flags (the same
 # tables, DTM from PROPHET), as memory-ab.sh does. Settings (environment):
-# ROUNDS (1), WARM (20000), REQUESTS (2000), CLIENTS (12), TABLES, PROPHET,
-# PORT (3121), BENCH (target/release/zugzwang-bench).
+# ROUNDS (1), WARM (20000), SKIP (0), REQUESTS (2000), CLIENTS (12), TABLES,
+# PROPHET, PORT (3121), BENCH (target/release/zugzwang-bench).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,13 +30,14 @@ WORK="$repo/../shared/workloads"
 PROPHET="${PROPHET:-$repo/../shared/prophet}"
 ROUNDS="${ROUNDS:-1}"
 WARM="${WARM:-20000}"
+SKIP="${SKIP:-0}"
 REQUESTS="${REQUESTS:-2000}"
 CLIENTS="${CLIENTS:-12}"
 PORT="${PORT:-3121}"
 BENCH="${BENCH:-$repo/target/release/zugzwang-bench}"
 
 [[ $# -ge 2 ]] || {
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 for tool in valgrind callgrind_control; do
@@ -44,6 +48,8 @@ for tool in valgrind callgrind_control; do
 done
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
 shift
+# The measured requests: explore-345 from request SKIP + 1 on.
+tail -n "+$((SKIP + 1))" "$WORK/explore-345.txt" >"$out/measured-log.txt"
 echo "| round | run | requests | instructions per request |" | tee "$out/rows.md"
 echo "|---:|---|---:|---:|" | tee -a "$out/rows.md"
 
@@ -78,9 +84,12 @@ run() { # round label binary flags
       --out "$out/$label-$round-$1.tsv" --label "$label" 2>/dev/null
   }
   replay warm "$WORK/explore-34.txt" "$WARM" >/dev/null
+  if [[ "$SKIP" -gt 0 ]]; then
+    replay skipped "$WORK/explore-345.txt" "$SKIP" >/dev/null
+  fi
   callgrind_control -i on "$pid" >/dev/null 2>&1
   local summary
-  summary="$(replay measured "$WORK/explore-345.txt" "$REQUESTS" | grep '^|' | tail -1)"
+  summary="$(replay measured "$out/measured-log.txt" "$REQUESTS" | grep '^|' | tail -1)"
   callgrind_control -d "$pid" >/dev/null 2>&1
   kill "$pid"
   wait "$pid" 2>/dev/null || true
