@@ -217,13 +217,21 @@ pub struct TablebaseAnswer {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dtm_unavailable: Vec<DtmUnavailable>,
     /// The upstream server the answer came from where the local tables
-    /// end (`serve --upstream`), for the verdict the server renders ("answer
-    /// from tablebase.lichess.ovh"); the API says it in headers
-    /// (`X-Source: upstream`, `X-Upstream-Host`). Only the server's build
-    /// has it: the browser's first download has no room for it.
-    #[cfg(feature = "ssr")]
+    /// end (`serve --upstream`), for the verdict ("answer from
+    /// tablebase.lichess.ovh"). Not in lila's JSON, which stays the
+    /// upstream's byte for byte: the API says it in the
+    /// [`UPSTREAM_HOST_HEADER`] (with `X-Source: upstream`), the browser
+    /// reads it from there, and the page's own copy of an answer carries it
+    /// here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The local tables' answer, missing part of itself because no
+    /// upstream server could be asked just now (the API's
+    /// [`UPSTREAM_UNAVAILABLE_HEADER`]: the budget is spent, the server
+    /// is down): the page does not keep it, and asks again when it shows
+    /// the position again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ask_again: bool,
 }
 
 impl TablebaseAnswer {
@@ -298,6 +306,16 @@ impl DtmProblem {
 /// The response header naming the DTM tables that failed for an answer
 /// (see [`DtmUnavailable::header_value`]); absent when none did.
 pub const DTM_UNAVAILABLE_HEADER: &str = "x-dtm-unavailable";
+
+/// The response header naming the upstream server an answer came from
+/// (`tablebase.lichess.ovh`), where the local tables end (`serve
+/// --upstream`); absent on the local tables' own answers.
+pub const UPSTREAM_HOST_HEADER: &str = "x-upstream-host";
+
+/// The response header saying why an answer is the local tables' although
+/// they miss part of it and upstream servers are configured (no server
+/// could be asked just now); absent otherwise.
+pub const UPSTREAM_UNAVAILABLE_HEADER: &str = "x-upstream-unavailable";
 
 /// A DTM table that failed while an answer was made: `dtm` is null for the
 /// positions it covers (the answer is otherwise whole: WDL and DTZ come
@@ -513,8 +531,11 @@ impl FromJson for TablebaseAnswer {
             pos: PositionInfo::from_json(value)?,
             moves: list_field(value, "moves")?,
             dtm_unavailable: list_field_or_empty(value, "dtm_unavailable")?,
-            #[cfg(feature = "ssr")]
-            source: None,
+            source: optional_field(value, "source")?,
+            ask_again: value
+                .field("ask_again")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
         })
     }
 }
@@ -641,8 +662,8 @@ mod tests {
             pos: PositionInfo::unknown(),
             moves: vec![lost_by_mate()],
             dtm_unavailable: Vec::new(),
-            #[cfg(feature = "ssr")]
             source: None,
+            ask_again: false,
         };
         let json = serde_json::to_string(&answer).expect("serializes");
         assert!(
@@ -669,8 +690,8 @@ mod tests {
             pos: PositionInfo::unknown(),
             moves: vec![lost_by_mate()],
             dtm_unavailable: Vec::new(),
-            #[cfg(feature = "ssr")]
             source: None,
+            ask_again: false,
         };
         let lila = serde_json::to_string(&healthy.lila()).expect("serializes");
         assert_eq!(
@@ -792,11 +813,24 @@ mod tests {
             pos: PositionInfo::unknown(),
             moves: vec![lost_by_mate()],
             dtm_unavailable: Vec::new(),
-            #[cfg(feature = "ssr")]
             source: None,
+            ask_again: false,
         };
-        let shown: Shown = Ok(("8/8/8/8/8/8/8/K1k5 w - - 0 1".to_string(), answer));
+        let shown: Shown = Ok(("8/8/8/8/8/8/8/K1k5 w - - 0 1".to_string(), answer.clone()));
         let json = serde_json::to_string(&shown).expect("serializes");
+        assert_eq!(read::<Shown>(&json), Ok(shown));
+        // An upstream server's answer keeps its source across hydration.
+        let mut upstream = answer.clone();
+        upstream.source = Some("tablebase.lichess.ovh".to_string());
+        let shown: Shown = Ok(("8/8/8/8/8/8/8/K1k5 w - - 0 1".to_string(), upstream));
+        let json = serde_json::to_string(&shown).expect("serializes");
+        assert_eq!(read::<Shown>(&json), Ok(shown));
+        // So does a local answer that is to be asked again.
+        let mut for_now = answer.clone();
+        for_now.ask_again = true;
+        let shown: Shown = Ok(("8/8/8/8/8/8/8/K1k5 w - - 0 1".to_string(), for_now));
+        let json = serde_json::to_string(&shown).expect("serializes");
+        assert!(json.contains(r#""ask_again":true"#), "{json}");
         assert_eq!(read::<Shown>(&json), Ok(shown));
         let refused: Shown = Err("illegal position".to_string());
         let json = serde_json::to_string(&refused).expect("serializes");

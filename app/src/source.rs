@@ -39,15 +39,21 @@ pub async fn fetch_answer(variant: Variant, fen: String) -> Result<TablebaseAnsw
     }
     #[cfg(not(feature = "ssr"))]
     {
-        // What lila's JSON cannot say comes in a header, leaving the JSON
-        // as lila's: the DTM tables that failed, so the page can say why
-        // mate in N is unknown.
+        // What lila's JSON cannot say comes in headers, leaving the JSON
+        // as lila's (an upstream server's byte for byte): the DTM tables
+        // that failed, so the page can say why mate in N is unknown; the
+        // upstream server that answered, for the verdict; and whether the
+        // answer is the local tables' only for now (the upstream's budget
+        // spent), not to be kept.
         let url = format!("{}?fen={}", variant.api_path(), encode(&fen));
-        let (mut answer, unavailable) =
-            get_json_and::<TablebaseAnswer>(&url, crate::api::DTM_UNAVAILABLE_HEADER).await?;
-        if let Some(value) = unavailable {
-            answer.dtm_unavailable = crate::api::DtmUnavailable::from_header(&value);
-        }
+        let (mut answer, headers) = get_json_and::<TablebaseAnswer>(&url).await?;
+        let header = |name| headers.get(name).ok().flatten();
+        // Only the headers say these: never a field of the JSON.
+        answer.dtm_unavailable = header(crate::api::DTM_UNAVAILABLE_HEADER)
+            .map(|value| crate::api::DtmUnavailable::from_header(&value))
+            .unwrap_or_default();
+        answer.source = header(crate::api::UPSTREAM_HOST_HEADER);
+        answer.ask_again = header(crate::api::UPSTREAM_UNAVAILABLE_HEADER).is_some();
         Ok(answer)
     }
 }
@@ -147,24 +153,23 @@ pub fn encode(fen: &str) -> String {
 /// message (`{"error": ...}`), or why neither came.
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 async fn get_json<T: crate::json::FromJson>(url: &str) -> Result<T, ApiError> {
-    get_json_and(url, "").await.map(|(answer, _)| answer)
+    get_json_and(url).await.map(|(answer, _)| answer)
 }
 
-/// [`get_json`], and the value of the response header `header` (none for "").
+/// [`get_json`], and the response's headers.
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 async fn get_json_and<T: crate::json::FromJson>(
     url: &str,
-    header: &str,
-) -> Result<(T, Option<String>), ApiError> {
+) -> Result<(T, web_sys::Headers), ApiError> {
     use crate::json::read;
 
-    let (status, value, body) = get_text(url, header).await?;
+    let (status, headers, body) = get_text(url).await?;
     let unread = |err: String| ApiError {
         error: format!("the server's answer could not be read: {err}"),
     };
     match (status, body) {
         (200..=299, Ok(body)) => read(&body)
-            .map(|answer| (answer, value))
+            .map(|answer| (answer, headers))
             .map_err(|err| unread(err.to_string())),
         (200..=299, Err(err)) => Err(unread(err)),
         (_, body) => Err(body
@@ -176,15 +181,12 @@ async fn get_json_and<T: crate::json::FromJson>(
     }
 }
 
-/// The status, the value of the response header `header` (none for "")
-/// and the body text of a GET, with the browser's own `fetch` (one
-/// function for every answer type; an HTTP client crate was about 3 KB of
-/// the gzipped WASM for this). `Err` when no answer came at all.
+/// The status, the headers and the body text of a GET, with the browser's
+/// own `fetch` (one function for every answer type; an HTTP client crate
+/// was about 3 KB of the gzipped WASM for this). `Err` when no answer came
+/// at all.
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
-async fn get_text(
-    url: &str,
-    header: &str,
-) -> Result<(u16, Option<String>, Result<String, String>), ApiError> {
+async fn get_text(url: &str) -> Result<(u16, web_sys::Headers, Result<String, String>), ApiError> {
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
 
@@ -205,11 +207,7 @@ async fn get_text(
             .map_err(|err| js_error_text(&err)),
         Err(err) => Err(js_error_text(&err)),
     };
-    let value = match header {
-        "" => None,
-        name => response.headers().get(name).ok().flatten(),
-    };
-    Ok((response.status(), value, body))
+    Ok((response.status(), response.headers(), body))
 }
 
 /// A JavaScript error as the browser prints it (`TypeError: Failed to fetch`).
@@ -231,6 +229,6 @@ async fn get_json<T>(_url: &str) -> Result<T, ApiError> {
 }
 
 #[cfg(not(any(feature = "hydrate", feature = "ssr")))]
-async fn get_json_and<T>(url: &str, _header: &str) -> Result<(T, Option<String>), ApiError> {
+async fn get_json_and<T>(url: &str) -> Result<(T, web_sys::Headers), ApiError> {
     get_json(url).await
 }

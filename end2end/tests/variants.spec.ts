@@ -71,6 +71,19 @@ test('the variant switch keeps a position its rules allow', async ({ page }) => 
   await expect(page).toHaveTitle(/^Atomic KRvK/);
 });
 
+test('the list of installed tables follows the rules switched in the page', async ({ page }) => {
+  // The list is the server's markup until the rules change; then its own
+  // part (a split point) follows them.
+  const krvk = '4k3/8/8/8/8/8/8/4K2R w - - 0 1';
+  await page.goto(url('standard', krvk));
+  await expect(page.locator('.explorer')).toHaveAttribute('data-hydrated', 'true');
+  await expect(page.locator('.installed li[data-pieces="3"]')).toHaveText(/^3 pieces: all \d+ tables$/);
+  await page.locator('.variants a[data-variant="antichess"]').click();
+  await expect.poll(() => new URL(page.url()).searchParams.get('variant')).toBe('antichess');
+  await expect(page.locator('.installed li[data-pieces="2"]')).toHaveText('2 pieces: none installed');
+  await expect(page.locator('.installed li[data-pieces="3"]')).toHaveText('3 pieces: none installed');
+});
+
 test.describe('without JavaScript', () => {
   test.use({ javaScriptEnabled: false });
   test('an atomic position lists its moves and the explosion', async ({ page }) => {

@@ -19,6 +19,7 @@ use wasm_split_helpers::wasm_split;
 use crate::{
     api::MoveInfo,
     components::{
+        about::installed::{InstalledTables, InstalledTablesProps},
         about::stats::{Stats, StatsProps},
         board::clock::{Clock, ClockProps},
         board::promotion::{PendingPromotion, promotion_dialog},
@@ -73,6 +74,12 @@ pub fn mainline(props: MainlineProps) -> Loaded {
 #[wasm_split(stats, fallible, preload(preload_stats))]
 pub fn stats(props: StatsProps) -> Loaded {
     Ok(Stats(props).into_any())
+}
+
+/// The list of installed tables, live: it follows the rules on show.
+#[wasm_split(installed, fallible, preload(preload_installed))]
+pub fn installed(props: InstalledTablesProps) -> Loaded {
+    Ok(InstalledTables(props).into_any())
 }
 
 /// The FEN box, live: a FEN checked before it is loaded.

@@ -55,7 +55,12 @@ impl Answers {
         (self.variant.get_untracked(), fen)
     }
 
+    /// Keeps an answer for the tab, unless it is to be asked again (the
+    /// local tables' while an upstream server could not be asked).
     pub fn remember(self, fen: String, answer: TablebaseAnswer) {
+        if answer.ask_again {
+            return;
+        }
         let key = self.key(fen);
         self.seen.try_update_value(|map| {
             if map.len() >= ANSWER_CACHE {

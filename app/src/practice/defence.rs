@@ -309,8 +309,8 @@ pub(crate) mod tests {
             pos,
             moves,
             dtm_unavailable: Vec::new(),
-            #[cfg(feature = "ssr")]
             source: None,
+            ask_again: false,
         }
     }
 

@@ -61,6 +61,10 @@ pub struct Review {
     /// Why the tables cannot judge the start, when they cannot: said
     /// before a side is chosen.
     pub outside: Option<String>,
+    /// The upstream server whose answers the review took where the local
+    /// tables end (`serve --upstream`), to be named on the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl FromJson for Review {
@@ -73,6 +77,7 @@ impl FromJson for Review {
             guessed: bool_field(value, "guessed")?,
             start: optional_field(value, "start")?,
             outside: optional_field(value, "outside")?,
+            source: optional_field(value, "source")?,
         })
     }
 }
@@ -195,6 +200,7 @@ pub async fn review(answers: Answers, setup: Setup) -> Result<Review, String> {
         }
         _ => (None, false),
     };
+    let source = upstream_source(answers, &game);
     Ok(Review {
         moves: game.setup.moves,
         judged_from,
@@ -203,7 +209,18 @@ pub async fn review(answers: Answers, setup: Setup) -> Result<Review, String> {
         guessed,
         start,
         outside,
+        source,
     })
+}
+
+/// The upstream server that answered the latest of the game's positions
+/// whose answer the review took (the page's cache has each it asked for).
+fn upstream_source(answers: Answers, game: &PracticeGame) -> Option<String> {
+    game.positions
+        .iter()
+        .rev()
+        .take(2 * JUDGED_MOVES + 2)
+        .find_map(|pos| answers.read(&to_fen(pos), |a| a.source.clone()).flatten())
 }
 
 /// Whether the game's last ply was played by `side`.
@@ -310,6 +327,7 @@ mod tests {
             guessed: false,
             start: None,
             outside: None,
+            source: None,
         };
         // One move further: the first two are known, the new one pending.
         let longer = PracticeGame::replay(
@@ -348,6 +366,7 @@ mod tests {
             guessed: false,
             start: None,
             outside: None,
+            source: None,
         };
         assert_eq!(review.left_out(&game), vec![0, 2]);
         let mut earlier = EarlierMarks::default();

@@ -187,6 +187,7 @@ pub async fn answer(
         moves,
         dtm_unavailable,
         source: None,
+        ask_again: false,
     })
 }
 

@@ -340,6 +340,7 @@ mod tests {
             moves: Vec::new(),
             dtm_unavailable: Vec::new(),
             source: None,
+            ask_again: false,
         };
         let now = Instant::now();
         assert_eq!(expiry(&answer, now), None);
@@ -354,6 +355,7 @@ mod tests {
             moves: Vec::new(),
             dtm_unavailable: app::api::DtmUnavailable::from_header(dtm_unavailable),
             source: None,
+            ask_again: false,
         }
     }
 

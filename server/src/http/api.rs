@@ -42,12 +42,13 @@ pub const INTEGRITY: &str = "x-integrity";
 /// `upstream` on an answer an upstream server gave (`serve --upstream`).
 pub const SOURCE: &str = "x-source";
 
-/// The upstream server an answer came from (`tablebase.lichess.ovh`).
-pub const UPSTREAM_HOST: &str = "x-upstream-host";
+/// The upstream server an answer came from (`tablebase.lichess.ovh`),
+/// which the page reads for its verdict.
+pub const UPSTREAM_HOST: &str = app::api::UPSTREAM_HOST_HEADER;
 
 /// Why a local answer that misses part of itself was not asked upstream,
 /// or upstream did not answer.
-pub const UPSTREAM_UNAVAILABLE: &str = "x-upstream-unavailable";
+pub const UPSTREAM_UNAVAILABLE: &str = app::api::UPSTREAM_UNAVAILABLE_HEADER;
 
 /// The two routes of every variant: `/standard`, `/atomic/mainline`, ...
 /// (fixed paths rather than lila's `/{variant}` capture, so they never

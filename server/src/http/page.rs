@@ -169,10 +169,7 @@ fn probe_source(
                 (Some(upstream), Some(pos))
                     if gaps::incomplete(&answer, &pos, upstream.coverage()) =>
                 {
-                    let local = LocalAnswer::of(&answer);
-                    Ok(upstream_answer(&upstream, variant, &pos, local)
-                        .await
-                        .unwrap_or(answer))
+                    Ok(upstream_answer(&upstream, variant, &pos, answer).await)
                 }
                 _ => Ok(answer),
             }
@@ -181,30 +178,39 @@ fn probe_source(
 }
 
 /// An upstream server's answer for the page, read as the browser reads
-/// the API's (`app::json`); `None` when there is none now, or it cannot be
-/// read that way (the page then shows the local answer).
+/// the API's (`app::json`), with the server's name for the verdict; else
+/// `local`, the local tables' answer: marked to be asked again when no
+/// server could be asked now (as the API's `X-Upstream-Unavailable`).
 async fn upstream_answer(
     upstream: &Arc<Upstreams>,
     variant: Variant,
     pos: &shakmaty::variant::VariantPosition,
-    local: LocalAnswer,
-) -> Option<TablebaseAnswer> {
-    let learnt = upstream
-        .ask(Route::Probe(variant), pos, Some(local))
-        .await
-        .ok()?;
-    let text = std::str::from_utf8(&learnt.json).ok()?;
-    match app::json::read::<TablebaseAnswer>(text) {
+    mut local: TablebaseAnswer,
+) -> TablebaseAnswer {
+    let asked = upstream.ask(Route::Probe(variant), pos, Some(LocalAnswer::of(&local)));
+    let learnt = match asked.await {
+        Ok(learnt) => learnt,
+        Err(_) => {
+            local.ask_again = true;
+            return local;
+        }
+    };
+    let text = String::from_utf8_lossy(&learnt.json);
+    match app::json::read::<TablebaseAnswer>(&text) {
         Ok(mut answer) => {
+            // What the page's own fields say is this server's to say, not
+            // the upstream JSON's.
             answer.source = Some(learnt.host.clone());
-            Some(answer)
+            answer.dtm_unavailable = Vec::new();
+            answer.ask_again = false;
+            answer
         }
         Err(err) => {
             tracing::warn!(
                 "{}'s answer is served by the API but the page cannot read it: {err}",
                 learnt.host
             );
-            None
+            local
         }
     }
 }

@@ -96,9 +96,12 @@ pub enum Reply {
     Body(Vec<u8>),
     /// 429, with its `Retry-After` when it has one.
     RateLimited(Option<Duration>),
-    /// A 4xx other than 429: the server does not answer this (a position
-    /// outside its tables on `/mainline`, a route it does not have).
-    NotKnown(StatusCode),
+    /// A 4xx other than 429: the server does not answer this. `json`: it
+    /// said why in JSON (`{"error": "no DTM table for KRPvKR is
+    /// installed"}`, as Zugzwang does), so it is this position it lacks the
+    /// tables for; a route it does not have (lichess's has no
+    /// `/standard/fastest-mate`) is answered otherwise.
+    NotKnown { status: StatusCode, json: bool },
     /// No answer: the connection, the time limit or a 5xx (a 503 may say
     /// when to come back).
     Failed {
@@ -190,7 +193,14 @@ async fn get_unbounded(client: &Client, url: Url) -> Reply {
     match status {
         StatusCode::OK => {}
         StatusCode::TOO_MANY_REQUESTS => return Reply::RateLimited(retry_after),
-        s if s.is_client_error() => return Reply::NotKnown(s),
+        s if s.is_client_error() => {
+            let json = response
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("application/json"));
+            return Reply::NotKnown { status: s, json };
+        }
         s if s.is_redirection() => {
             return Reply::Refused(format!(
                 "answered {s} without a redirect that may be followed"

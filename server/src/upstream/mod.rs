@@ -327,10 +327,14 @@ impl Upstreams {
                 tracing::info!("{host} answered 429 Too Many Requests{wait}");
                 Err(Why(format!("{host} answered 429 Too Many Requests{wait}")))
             }
-            Reply::NotKnown(status) => {
+            Reply::NotKnown { status, json } => {
                 politeness.answered();
                 server.counts.not_known();
-                if route == Route::FastestMate && status == reqwest::StatusCode::NOT_FOUND {
+                // A route it does not have is not asked again; a position
+                // it lacks the tables for (its JSON says which) leaves the
+                // route to the others.
+                if route == Route::FastestMate && status == reqwest::StatusCode::NOT_FOUND && !json
+                {
                     lock(&server.lacks).insert(route);
                 }
                 Err(Why(format!("{host} does not answer this ({status})")))

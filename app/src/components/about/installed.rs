@@ -29,53 +29,81 @@ pub fn damaged_text(file: &str) -> String {
     )
 }
 
+/// The section, following the variant's list of installed tables. A part of
+/// its own (`split_points::installed`): the server renders it into the
+/// page ([`server_view`]), and the browser needs its code only when the
+/// rules change, rarely, so the first download does without it.
 #[component]
 pub fn InstalledTables(tables: TablesResource) -> impl IntoView {
-    let body = move || {
-        Suspend::new(async move {
-            let Some(installed) = tables.await else {
-                return Either::Left(
-                    view! { <p class="no-moves">"The server did not say which tables it has."</p> },
-                );
-            };
-            let damaged = installed
-                .damaged
-                .iter()
-                .map(|d| {
-                    view! {
-                        <p class="damaged" title=d.reason.clone()>
-                            {damaged_text(&d.table)}
-                        </p>
-                    }
-                })
-                .collect_view();
-            Either::Right(view! {
-                {damaged}
-                <ul>
-                    {installed
-                        .pieces
-                        .iter()
-                        .map(|c| {
-                            let class = if c.installed == 0 {
-                                "none"
-                            } else if c.installed >= c.published {
-                                "complete"
-                            } else {
-                                "partial"
-                            };
-                            view! { <li class=class data-pieces=c.pieces>{coverage_text(c)}</li> }
-                        })
-                        .collect_view()}
-                </ul>
-            })
-        })
-    };
+    let body = move || Suspend::new(async move { coverage_view(tables.await) });
     view! {
         <section class="installed">
             <h2>"About these tables"</h2>
             <Suspense fallback=|| ()>{body}</Suspense>
         </section>
     }
+}
+
+/// The server's markup of the section for `variant`, from the list the
+/// page is rendered with: at once, as `part::server_html` renders, where
+/// the resource of [`InstalledTables`] would not have come yet.
+pub fn server_view(variant: crate::variant::Variant) -> AnyView {
+    #[cfg(feature = "ssr")]
+    let installed = use_context::<crate::source::InstalledByVariant>()
+        .and_then(|all| all.0.get(&variant).cloned());
+    // The browser keeps the server's markup (`part::server_html`).
+    #[cfg(not(feature = "ssr"))]
+    let installed = {
+        let _ = variant;
+        None
+    };
+    view! {
+        <section class="installed">
+            <h2>"About these tables"</h2>
+            {coverage_view(installed)}
+        </section>
+    }
+    .into_any()
+}
+
+/// The damaged tables and each piece count's coverage, or that the server
+/// did not say.
+fn coverage_view(installed: Option<crate::api::InstalledTables>) -> impl IntoView {
+    let Some(installed) = installed else {
+        return Either::Left(
+            view! { <p class="no-moves">"The server did not say which tables it has."</p> },
+        );
+    };
+    let damaged = installed
+        .damaged
+        .iter()
+        .map(|d| {
+            view! {
+                <p class="damaged" title=d.reason.clone()>
+                    {damaged_text(&d.table)}
+                </p>
+            }
+        })
+        .collect_view();
+    Either::Right(view! {
+        {damaged}
+        <ul>
+            {installed
+                .pieces
+                .iter()
+                .map(|c| {
+                    let class = if c.installed == 0 {
+                        "none"
+                    } else if c.installed >= c.published {
+                        "complete"
+                    } else {
+                        "partial"
+                    };
+                    view! { <li class=class data-pieces=c.pieces>{coverage_text(c)}</li> }
+                })
+                .collect_view()}
+        </ul>
+    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use super::navigation::Moves;
 use crate::{
     components::{
         about::help::Help,
-        about::installed::InstalledTables,
+        about::installed::{InstalledTablesProps, server_view},
         about::stats::{Stats, StatsProps},
         editor::fen_box::{FenBox, FenBoxProps},
         line::history_panel::History,
@@ -52,8 +52,8 @@ pub fn SidePanels(
             <History history answers/>
             <ServerPart
                 what="The mainline"
-                html=server_html(move || Mainline(MainlineProps { pos, history, tables }).into_any())
-                load=Loader::new(move || split_points::mainline(MainlineProps { pos, history, tables }))
+                html=server_html(move || Mainline(MainlineProps { pos, history, tables, answer }).into_any())
+                load=Loader::new(move || split_points::mainline(MainlineProps { pos, history, tables, answer }))
             />
             <ServerPart
                 what="The FEN box"
@@ -70,7 +70,13 @@ pub fn SidePanels(
                     load_when=moved_from(shown.placement)
                 />
             </Show>
-            <InstalledTables tables/>
+            // Its code is needed only when the rules change.
+            <ServerPart
+                what="The list of installed tables"
+                html=server_html(move || server_view(url.variant.get_untracked()))
+                load=Loader::new(move || split_points::installed(InstalledTablesProps { tables }))
+                load_when=changed_from(url.variant)
+            />
         </div>
     }
 }
@@ -80,4 +86,10 @@ pub fn SidePanels(
 fn moved_from(placement: Memo<shakmaty::Board>) -> Signal<bool> {
     let first = placement.get_untracked();
     Signal::derive(move || placement.with(|p| *p != first))
+}
+
+/// True once the rules differ from the first page's.
+fn changed_from(variant: Memo<Variant>) -> Signal<bool> {
+    let first = variant.get_untracked();
+    Signal::derive(move || variant.get() != first)
 }

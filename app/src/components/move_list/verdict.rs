@@ -100,8 +100,8 @@ pub fn status_line(
         Label::Unknown => not_in_tables(pos, installed),
     };
     // Where the local tables end, an upstream server's answer says whose
-    // it is. Only the server writes it: hydration keeps the server's text.
-    #[cfg(feature = "ssr")]
+    // it is: the server's page and the browser's alike (it learns the
+    // server from the API's `X-Upstream-Host`).
     let text = match &answer.source {
         Some(host) => format!("{text} · answer from {host}"),
         None => text,
@@ -181,8 +181,8 @@ mod tests {
             pos: crate::api::PositionInfo::unknown(),
             moves: Vec::new(),
             dtm_unavailable: Vec::new(),
-            #[cfg(feature = "ssr")]
             source: None,
+            ask_again: false,
         };
         let installed = InstalledTables::default();
         let (text, class) = status_line(&five, Ok(&unknown), Some(&installed));
@@ -192,8 +192,8 @@ mod tests {
             pos: crate::api::PositionInfo::unknown(),
             moves: Vec::new(),
             dtm_unavailable: Vec::new(),
-            #[cfg(feature = "ssr")]
             source: None,
+            ask_again: false,
         };
         kbnk.pos.category = crate::api::Category::Win;
         kbnk.pos.dtm = Some(65);
@@ -248,14 +248,20 @@ mod tests {
             pos: crate::api::PositionInfo::unknown(),
             moves: vec![qxc3],
             dtm_unavailable: Vec::new(),
-            #[cfg(feature = "ssr")]
             source: None,
+            ask_again: false,
         };
         edge.pos.category = crate::api::Category::Win;
         edge.pos.dtz = Some(4);
         assert_eq!(
             status_line(&kqbkq, Ok(&edge), Some(&installed)).0,
             "White to move wins · White mates in 7 · DTZ 4"
+        );
+        // An upstream server's answer names it, in the browser as on the server.
+        edge.source = Some("tablebase.lichess.ovh".to_string());
+        assert_eq!(
+            status_line(&kqbkq, Ok(&edge), Some(&installed)).0,
+            "White to move wins · White mates in 7 · DTZ 4 · answer from tablebase.lichess.ovh"
         );
         let down = NoAnswer::from_message(format!("{UNREACHABLE}: check your connection"));
         assert_eq!(

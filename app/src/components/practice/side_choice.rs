@@ -5,7 +5,10 @@ use leptos::prelude::*;
 use shakmaty::{Color, Position};
 
 use crate::{
-    components::{board::pieces::color_name, practice::Shown},
+    components::{
+        board::pieces::color_name,
+        practice::{Shown, status::Source},
+    },
     position::to_fen,
     practice::{judge::Standing, review::ReviewResource},
     source::position_href,
@@ -55,6 +58,7 @@ pub fn SideChoice(shown: Shown, reviewed: ReviewResource) -> impl IntoView {
              and keeps the draw with the most traps."
         </p>
         {move || outside().map(|words| view! { <p class="practice-outside status unknown">{words}</p> })}
+        <Source reviewed/>
         <ul class="practice-sides">{choice(Color::White)}{choice(Color::Black)}</ul>
         <a class="to-explorer button" href=explorer>"Back to the explorer"</a>
     })

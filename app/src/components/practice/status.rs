@@ -28,9 +28,31 @@ pub fn Status(shown: Shown, reviewed: ReviewResource, marks: Marks) -> impl Into
     let failed = move || matches!(reviewed.get(), Some(Err(_)));
     view! {
         <p class="status practice-status" role="status" aria-live="polite">{text}</p>
+        <Source reviewed/>
         {move || failed().then(|| view! {
             <button class="retry js-only" on:click=move |_| reviewed.refetch()>"Retry"</button>
         })}
+    }
+}
+
+/// Where the local tables end, whose answers the game is played on
+/// (`serve --upstream`); nothing otherwise.
+#[component]
+pub fn Source(reviewed: ReviewResource) -> impl IntoView {
+    let host = move || {
+        reviewed.with(|review| match review {
+            Some(Ok(review)) => review.source.clone(),
+            _ => None,
+        })
+    };
+    move || {
+        host().map(|host| {
+            view! {
+                <p class="practice-source">
+                    {format!("Answers from {host}, where this server's tables end.")}
+                </p>
+            }
+        })
     }
 }
 

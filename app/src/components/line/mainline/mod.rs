@@ -20,7 +20,7 @@ use crate::{
         line::step_buttons::StepButtons,
     },
     hooks::{
-        answers::TablesResource,
+        answers::{AnswerResource, TablesResource},
         history::{MoveHistory, Step as StepButton},
         url_position::use_variant,
     },
@@ -35,10 +35,13 @@ pub fn Mainline(
     #[prop(into)] pos: Signal<Option<Game>>,
     /// The tab's move history, walked along as the line is stepped through.
     history: MoveHistory,
-    /// The installed tables: without those the position needs, no line.
+    /// The installed tables: without those the position needs, no line...
     tables: TablesResource,
+    /// ...unless an upstream server answered the position (`serve
+    /// --upstream`): the server asks it for the line too.
+    answer: AnswerResource,
 ) -> impl IntoView {
-    let panel = Panel::new(pos, history, tables);
+    let panel = Panel::new(pos, history, tables, answer);
     view! {
         <section class="mainline js-only">
             <h2>
@@ -68,12 +71,18 @@ struct Panel {
     /// Where the board is in the line: off it (`None`), the line is not shown.
     index: Memo<Option<usize>>,
     /// Why no line can be fetched for the position: a table it needs is
-    /// not installed ("KRPvKR not installed").
+    /// not installed ("KRPvKR not installed") and no upstream server
+    /// answered the position.
     no_line: Memo<Option<String>>,
 }
 
 impl Panel {
-    fn new(pos: Signal<Option<Game>>, history: MoveHistory, tables: TablesResource) -> Panel {
+    fn new(
+        pos: Signal<Option<Game>>,
+        history: MoveHistory,
+        tables: TablesResource,
+        answer: AnswerResource,
+    ) -> Panel {
         let line = RwSignal::new(None::<Line>);
         let error = RwSignal::new(None::<String>);
         let current = Memo::new(move |_| pos.get().map(|p| to_fen(&p)));
@@ -88,6 +97,16 @@ impl Panel {
         );
         let no_line = Memo::new(move |_| {
             let pos = pos.get()?;
+            // Where the local tables end, the server asks the upstream
+            // server that answered the position for its line as well (each
+            // request within that server's budget).
+            let fen = current.get();
+            let upstream = answer.with(|shown| {
+                matches!(shown, Some(Ok((shown, a))) if a.source.is_some() && Some(shown) == fen.as_ref())
+            });
+            if upstream {
+                return None;
+            }
             let reason = tables.with(|t| unknown_reason(&pos, t.as_ref()?.as_ref()?))?;
             Some(format!(
                 "No line: {reason}, so the tables cannot tell how this position goes on"
@@ -165,7 +184,8 @@ impl Panel {
 
     /// "Show line", and "Fastest mate" where depth to mate is known (for
     /// standard chess only); both disabled, saying why in their title,
-    /// where the position needs a table that is not installed.
+    /// where the position needs a table that is not installed and no
+    /// upstream server answered it.
     fn offer(self) -> AnyView {
         let idle = move || {
             !self.loading.get()
