@@ -509,5 +509,8 @@ fn form_urlencoded(text: &str) -> String {
 #[tokio::test]
 async fn the_explorer_help_links_to_the_review_page() {
     let html = page(&embedded_router(), "/").await;
-    assert!(html.contains("<a href=\"/review\">review page</a>"), "{html}");
+    assert!(
+        html.contains("<a href=\"/review\">review page</a>"),
+        "{html}"
+    );
 }
