@@ -16,6 +16,8 @@ use std::{
 use include_dir::{Dir, include_dir};
 use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 
+use super::executable::StaticBytes;
+
 static TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables");
 static ATOMIC_TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables-atomic");
 static PROPHET_TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables-prophet");
@@ -63,19 +65,52 @@ impl Filesystem for EmbeddedFilesystem {
     }
 
     fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
-        Ok(Box::new(EmbeddedFile(lookup(path)?)))
+        let bytes = lookup(path)?;
+        // A DTM table is read a block at a time (a few KiB), one pread each,
+        // and those reads stay out of the process's memory (the
+        // `executable` module says why). A Syzygy probe makes many reads of
+        // a few bytes, which stay copies from memory: each would be a
+        // system call, for at most 4 MB a set.
+        let bytes = match path.starts_with(EMBEDDED_PROPHET_DIR) {
+            true => StaticBytes::new(bytes),
+            false => StaticBytes::in_memory(bytes),
+        };
+        Ok(Box::new(EmbeddedFile(bytes)))
     }
 }
 
-struct EmbeddedFile(&'static [u8]);
+struct EmbeddedFile(StaticBytes);
 
 impl RandomAccessFile for EmbeddedFile {
     fn read_at(&self, buf: &mut [u8], offset: u64, _hint: ReadHint) -> io::Result<usize> {
-        let Some(rest) = usize::try_from(offset).ok().and_then(|o| self.0.get(o..)) else {
-            return Ok(0);
-        };
-        let n = rest.len().min(buf.len());
-        buf[..n].copy_from_slice(&rest[..n]);
-        Ok(n)
+        self.0.read_at(buf, offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_dtm_tables_read_from_the_executable_are_their_bytes() {
+        let dir = Path::new(EMBEDDED_PROPHET_DIR);
+        let files = EmbeddedFilesystem
+            .read_dir(dir)
+            .expect("embedded DTM tables");
+        assert!(!files.is_empty());
+        for path in files {
+            let expected = lookup(&path).expect("listed");
+            let file = EmbeddedFilesystem.open(&path).expect("open");
+            let mut read = vec![0u8; expected.len()];
+            file.read_exact_at(&mut read, 0, ReadHint::Data)
+                .expect("read whole");
+            assert!(read == expected, "{} differs", path.display());
+            let located = StaticBytes::new(expected);
+            assert!(
+                located.read_from_file(),
+                "{} is in the binary's file",
+                path.display()
+            );
+        }
     }
 }

@@ -34,6 +34,7 @@ pub mod coverage;
 pub mod descriptors;
 pub mod disk_reads;
 pub mod embedded;
+pub mod executable;
 pub mod handles;
 pub mod layout;
 pub mod pread;
