@@ -39,7 +39,7 @@ use server::{
             INTEGRITY_SUBDIR,
             build::{self as tier_build, BuildOptions},
             integrity::{BlockSums, DEFAULT_BLOCK_SIZE, HASH_NAME},
-            manifest::{Manifest, sums_path},
+            manifest::{Manifest, Stamp, sums_path},
         },
     },
 };
@@ -917,7 +917,7 @@ fn assert_checked_from_birth(dir: &Path, files: &[&str]) {
         let manifest = Manifest::load(&integrity, &name)
             .unwrap()
             .unwrap_or_else(|| panic!("{file}: no manifest in {}", integrity.display()));
-        let meta = fs::metadata(&path).unwrap();
+        let meta = Stamp::of(&fs::metadata(&path).unwrap());
         assert!(
             manifest.matches_source(&meta),
             "{file}: the manifest is not the file's: {}",
@@ -955,6 +955,7 @@ fn assert_checked_from_birth(dir: &Path, files: &[&str]) {
         block_size: DEFAULT_BLOCK_SIZE,
         prefixes: false,
         per_directory: true,
+        remote: None,
     };
     let summary = tier_build::build(&options, &Silent);
     assert_eq!(summary.failures, [], "verify --init fails them");

@@ -168,7 +168,7 @@ pub fn sha256_file(path: &Path, mut progress: impl FnMut(usize)) -> io::Result<S
 /// Reads a file to its end in chunks of `buf`'s size (the last may be
 /// shorter), handing each to `each`; returns the bytes read.
 pub fn read_chunks(
-    file: &mut File,
+    file: &mut impl Read,
     buf: &mut [u8],
     mut each: impl FnMut(&[u8]),
 ) -> io::Result<u64> {

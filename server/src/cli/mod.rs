@@ -20,7 +20,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::{
     engine::{EngineConfig, MemoryBudget},
     service::memory_limit,
-    store::StoreOptions,
+    store::{StoreOptions, remote::RemoteOptions},
 };
 
 #[derive(Debug, Parser)]
@@ -62,19 +62,25 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct TableArgs {
     /// Directory of Syzygy tables (.rtbw/.rtbz); repeat for several. Without
-    /// it, the 3- and 4-piece tables built into the binary are used.
-    #[arg(long = "tables", value_name = "DIR")]
+    /// it, the 3- and 4-piece tables built into the binary are used. Also an
+    /// object store, `s3://BUCKET/PREFIX` (credentials and region from
+    /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION; see
+    /// --s3-endpoint), or an HTTP(S) mirror that lists its directory and
+    /// honours Range, `https://host/path/`: each lookup is then one ranged
+    /// GET, with the prefixes on local disk (--fast, built by `zugzwang tier
+    /// build --from URL`).
+    #[arg(long = "tables", value_name = "DIR|URL")]
     pub dirs: Vec<PathBuf>,
-    /// Directory of atomic Syzygy tables (.atbw/.atbz); repeat for several
-    /// (lila-tablebase's flag). Without it, the 3- and 4-piece atomic tables
-    /// built into the binary are used.
-    #[arg(long = "atomic", value_name = "DIR")]
+    /// Directory (or s3:// or https:// source) of atomic Syzygy tables
+    /// (.atbw/.atbz); repeat for several (lila-tablebase's flag). Without
+    /// it, the 3- and 4-piece atomic tables built into the binary are used.
+    #[arg(long = "atomic", value_name = "DIR|URL")]
     pub atomic: Vec<PathBuf>,
-    /// Directory of antichess Syzygy tables (.gtbw/.gtbz, and .stbw/.stbz
-    /// for pawnless ones); repeat for several (lila-tablebase's flag). None
-    /// are built in: without it antichess moves are "unknown" except where
-    /// the rules alone decide.
-    #[arg(long = "antichess", value_name = "DIR")]
+    /// Directory (or s3:// or https:// source) of antichess Syzygy tables
+    /// (.gtbw/.gtbz, and .stbw/.stbz for pawnless ones); repeat for several
+    /// (lila-tablebase's flag). None are built in: without it antichess
+    /// moves are "unknown" except where the rules alone decide.
+    #[arg(long = "antichess", value_name = "DIR|URL")]
     pub antichess: Vec<PathBuf>,
     /// Directory of Prophet DTM tables (*.egtb.bz, also in the generator's
     /// `4men/0pawns/` subdirectories); repeat for several (lila-tablebase's
@@ -135,6 +141,8 @@ pub struct TableArgs {
     pub allow_unchecked: bool,
     #[command(flatten)]
     pub state: StateDirArg,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// Megabytes of table indexes (headers, sparse indexes, block lengths)
     /// kept in process memory, so a lookup costs at most its data block
     /// even when the page cache cannot hold the tables. 0 keeps none.
@@ -146,6 +154,54 @@ pub struct TableArgs {
     /// 25 % of --memory-mb.
     #[arg(long, value_name = "MB")]
     pub data_cache_mb: Option<u64>,
+}
+
+/// How table sources given as URLs (`s3://`, `https://`) are reached.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RemoteArgs {
+    /// The S3 endpoint of a self-hosted object store (Garage, MinIO, Ceph
+    /// RGW), e.g. `http://10.0.0.5:3900`, for `s3://` sources; requests
+    /// then use path-style addressing (`host/BUCKET/KEY`). Default: AWS's
+    /// endpoint for the region.
+    #[arg(long, value_name = "URL", env = "AWS_ENDPOINT_URL")]
+    pub s3_endpoint: Option<String>,
+    /// The S3 region (Garage's default is `garage`). Default: AWS_REGION.
+    #[arg(long, value_name = "REGION")]
+    pub s3_region: Option<String>,
+    /// Address buckets virtual-hosted style (`BUCKET.host`) instead of
+    /// path-style.
+    #[arg(long)]
+    pub s3_virtual_hosted: bool,
+    /// A GET to a remote source may take this long, retries included
+    /// (retries with backoff after a 5xx, a 429 or a dropped connection);
+    /// past it the read fails: a 503 naming the table.
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = positive_seconds)]
+    pub remote_timeout_secs: std::time::Duration,
+    /// Retries of a GET after a 5xx, a 429 or a dropped connection.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub remote_retries: usize,
+    /// Connect afresh for every GET instead of keeping connections open:
+    /// for a store that leaves Nagle's algorithm on, such as Garage 2.5,
+    /// where each GET on a kept connection waits about 40 ms for a delayed
+    /// ACK (or put nginx in front of it). Costs a TCP handshake per GET.
+    #[arg(long)]
+    pub remote_no_keep_alive: bool,
+}
+
+impl RemoteArgs {
+    /// The options, with `connections` kept open per source (one per
+    /// probe thread: a request's probes send their GETs together).
+    pub fn options(&self, connections: usize) -> RemoteOptions {
+        RemoteOptions {
+            s3_endpoint: self.s3_endpoint.clone(),
+            s3_region: self.s3_region.clone(),
+            s3_virtual_hosted: self.s3_virtual_hosted,
+            timeout: self.remote_timeout_secs,
+            retries: self.remote_retries,
+            connections,
+            keep_alive: !self.remote_no_keep_alive,
+        }
+    }
 }
 
 /// Where what is learnt about tables is kept when their directories cannot
@@ -234,6 +290,7 @@ impl TableArgs {
                 data_cache_bytes: 0,
                 read_trace: None,
                 stuck_read: self.stuck_read_secs,
+                remote: self.remote.options(self.probe_threads),
             },
             probe_threads: self.probe_threads,
             ..EngineConfig::default()

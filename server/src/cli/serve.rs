@@ -22,7 +22,7 @@ use crate::{
         request_log::{self, RequestLog, RequestLogError},
         shutdown::{ShutdownError, Signals},
     },
-    store::{descriptors::DescriptorBudget, scrub},
+    store::{descriptors::DescriptorBudget, remote, scrub},
     upstream::{
         UpstreamConfig, Upstreams, client::UpstreamUrl, gaps::LocalCoverage, politeness::Limits,
     },
@@ -225,7 +225,7 @@ pub async fn serve_with(
     let upstream = open_upstream(&args, &engine)?;
     let scrub = match args.scrub {
         true => scrub::start_for_serve(
-            &args.tables.all_dirs(),
+            &scrubbed_dirs(&args.tables.all_dirs()),
             args.scrub_rate,
             Arc::clone(&engine.store_metrics().reads),
             Arc::clone(&engine.store_metrics().quarantine),
@@ -289,6 +289,21 @@ pub async fn serve_with(
         0 => Ok(()),
         cut => Err(ServeError::RequestsCut(cut)),
     }
+}
+
+/// The directories the scrub reads: not remote sources, whose every byte
+/// it would download again and again; their reads are checked block by
+/// block, and `zugzwang verify URL` checks them whole.
+fn scrubbed_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let (remote, local): (Vec<PathBuf>, Vec<PathBuf>) =
+        dirs.iter().cloned().partition(|dir| remote::is_remote(dir));
+    for url in remote {
+        tracing::info!(
+            "{}: not scrubbed (a remote source); its reads are checked against the block checksums, `zugzwang verify` checks it whole",
+            url.display()
+        );
+    }
+    local
 }
 
 /// Connections the `/metrics` address serves at once: scrapers, a few.

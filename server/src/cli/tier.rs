@@ -5,12 +5,13 @@
 use std::path::PathBuf;
 
 use super::{
-    StateDirArg,
+    RemoteArgs, StateDirArg,
     output::{Bar, human},
 };
 use crate::store::{
     layout::TableKind,
     quarantine::Quarantine,
+    remote::{RemoteError, RemoteSources},
     tier::{
         build::{BuildOptions, RegionTotals, Summary, build},
         integrity::DEFAULT_BLOCK_SIZE,
@@ -29,8 +30,10 @@ pub enum TierCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct TierBuildArgs {
-    /// Table directories on the slow tier.
-    #[arg(long, required = true, num_args = 1.., value_name = "SLOW_DIR")]
+    /// Table directories on the slow tier, or remote sources
+    /// (`s3://BUCKET/PREFIX`, `https://host/path/`): each table is then
+    /// read once with one streamed GET.
+    #[arg(long, required = true, num_args = 1.., value_name = "SLOW_DIR|URL")]
     pub from: Vec<PathBuf>,
     /// Directory on fast storage for prefixes, checksums and manifests.
     #[arg(long, value_name = "FAST_DIR", required_unless_present = "dry_run")]
@@ -45,6 +48,8 @@ pub struct TierBuildArgs {
     /// be written (see `serve --state-dir`).
     #[command(flatten)]
     pub state: StateDirArg,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 fn parse_block_size(s: &str) -> Result<u32, String> {
@@ -62,13 +67,17 @@ pub enum TierError {
     /// Tables that could not be built are named above, each with its reason.
     #[error("{0} tables failed; the others were built")]
     TablesFailed(usize),
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
 }
 
 /// Runs `zugzwang tier ...`; the summary goes to stdout, failures are named
 /// there and make the exit status non-zero.
 pub fn run(command: TierCommand) -> Result<(), TierError> {
     let TierCommand::Build(args) = command;
+    let remote = RemoteSources::connect(&args.from, &args.remote.options(4))?;
     let options = BuildOptions {
+        remote: remote.clone(),
         from: args.from,
         to: args.to.unwrap_or_default(),
         dry_run: args.dry_run,
@@ -78,7 +87,8 @@ pub fn run(command: TierCommand) -> Result<(), TierError> {
     };
     let summary = build(&options, &Bar::new());
     if !args.dry_run {
-        summary.record_verdicts(&Quarantine::new(args.state.resolve()), "tier build");
+        let quarantine = Quarantine::new(args.state.resolve()).with_remote(remote);
+        summary.record_verdicts(&quarantine, "tier build");
     }
     print!("{}", render_summary(&summary));
     if !summary.stale_removed.is_empty() {

@@ -120,6 +120,7 @@ fn init(
     for dir in &args.dirs {
         let (to, per_directory) = init_target(args, dir, state_dir.as_deref());
         let options = BuildOptions {
+            remote: None,
             from: vec![dir.clone()],
             to: to.clone(),
             dry_run: false,

@@ -7,6 +7,7 @@ use crate::{
     dtm::ProphetError,
     store::{
         layout::{file_name, variant_table_name},
+        remote::{self, SourceUnavailable},
         stuck_reads::{self, StuckRead},
         table_error,
     },
@@ -40,6 +41,16 @@ pub enum EngineError {
         waited_secs: f64,
         retry_after_secs: u64,
     },
+    /// A table in a remote source (an object store, an HTTP mirror) could
+    /// not be read: the source did not answer, its breaker is open, or the
+    /// object changed since the listing at start (503, retry after
+    /// `retry_after_secs`). Never a wrong answer.
+    #[error("table {table} is not available now: {reason}; try again later")]
+    Unavailable {
+        table: String,
+        reason: String,
+        retry_after_secs: u64,
+    },
     /// The prober panicked on a position (a misnamed or damaged table it
     /// trusts, or an input it does not expect); caught at the probe, 500.
     #[error(
@@ -66,10 +77,13 @@ impl EngineError {
                 material,
                 error,
             } => {
-                if let ProbeError::Read { error } = &*error
-                    && let Some(stuck) = stuck_reads::stuck_read(error)
-                {
-                    return EngineError::stuck(stuck);
+                if let ProbeError::Read { error } = &*error {
+                    if let Some(stuck) = stuck_reads::stuck_read(error) {
+                        return EngineError::stuck(stuck);
+                    }
+                    if let Some(unavailable) = remote::unavailable(error) {
+                        return EngineError::unavailable(unavailable);
+                    }
                 }
                 let table = variant_table_name(variant, &material, metric);
                 if is_out_of_descriptors(&error) {
@@ -106,6 +120,15 @@ impl EngineError {
         }
     }
 
+    /// The refusal of a read whose remote source failed.
+    pub fn unavailable(unavailable: &SourceUnavailable) -> EngineError {
+        EngineError::Unavailable {
+            table: unavailable.table.clone(),
+            reason: unavailable.reason.clone(),
+            retry_after_secs: unavailable.retry_after.as_secs_f64().ceil().max(1.0) as u64,
+        }
+    }
+
     /// A DTM table that could not be read or is damaged, named by its file
     /// (never its directory: this goes to clients).
     pub fn from_prophet(err: ProphetError) -> EngineError {
@@ -113,6 +136,9 @@ impl EngineError {
             ProphetError::Read { path, source } | ProphetError::Directory { path, source } => {
                 if let Some(stuck) = stuck_reads::stuck_read(source) {
                     return EngineError::stuck(stuck);
+                }
+                if let Some(unavailable) = remote::unavailable(source) {
+                    return EngineError::unavailable(unavailable);
                 }
                 if table_error::is_out_of_descriptors(source) {
                     return EngineError::TooManyOpenFiles {

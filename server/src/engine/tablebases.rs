@@ -21,7 +21,7 @@ use shakmaty_syzygy::{Dtz, MaybeRounded, Syzygy, SyzygyError, Tablebase, filesys
 
 use super::{EngineError, TableSet};
 use crate::{
-    catalog::inventory,
+    catalog::{self, inventory},
     dtm::{
         Dtm, ProphetError, ProphetOptions, ProphetTables, Verification,
         unavailable::{DtmFailure, DtmUnavailability},
@@ -403,7 +403,17 @@ fn register<S: Position + Clone + Syzygy>(
             rejected: 0,
             files: Vec::new(),
         };
+        let remote = store::remote::is_remote(dir);
         for path in entries {
+            // A remote source's listing is checked against the published
+            // sizes before anything is read: an object of another size is
+            // not the table its name says (a partial upload, another file).
+            if remote && let Some(reason) = unpublished_size(variant, set, &path) {
+                count.rejected += 1;
+                tracing::warn!(url = %path.display(), "{reason}");
+                rejected.insert(file_name(&path), reason);
+                continue;
+            }
             match tablebase.add_file(&path) {
                 Ok(()) => {
                     count.tables += 1;
@@ -426,6 +436,19 @@ fn register<S: Position + Clone + Syzygy>(
         loaded.push(count);
     }
     Ok(loaded)
+}
+
+/// Why a table object of a remote source is not the published table, if
+/// the catalogue gives its size and the listing another.
+fn unpublished_size(variant: Variant, set: &TableDirs, path: &Path) -> Option<String> {
+    let name = file_name(path);
+    let published = catalog::of(variant).published(&name)?.size?;
+    let listed = set.filesystem.regular_file_size(path).ok()?;
+    (listed != published).then(|| {
+        format!(
+            "{name} was skipped at start: its remote source holds {listed} bytes, the published table has {published}; upload it again (`zugzwang tables fetch --to URL`)"
+        )
+    })
 }
 
 /// Logs the path; remembers a reason that names the file only, as it

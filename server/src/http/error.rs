@@ -34,7 +34,8 @@ impl HttpError {
             HttpError::Engine(
                 EngineError::Overloaded(_)
                 | EngineError::TooManyOpenFiles { .. }
-                | EngineError::Stuck { .. },
+                | EngineError::Stuck { .. }
+                | EngineError::Unavailable { .. },
             ) => StatusCode::SERVICE_UNAVAILABLE,
             HttpError::Engine(
                 EngineError::Table { .. }
@@ -51,18 +52,29 @@ impl IntoResponse for HttpError {
         let status = self.status();
         // Overload is counted and reported once a second by the engine; a
         // suspect table is logged by the store when marked and when lifted,
-        // and its refusals counted (`zugzwang_stuck_read_refusals_total`).
+        // and its refusals counted (`zugzwang_stuck_read_refusals_total`);
+        // a remote source's failures are logged by the store with its URL
+        // and counted (`zugzwang_remote_get_failures_total`).
         let quiet = matches!(
             self,
-            HttpError::Engine(EngineError::Overloaded(_) | EngineError::Stuck { .. })
+            HttpError::Engine(
+                EngineError::Overloaded(_)
+                    | EngineError::Stuck { .. }
+                    | EngineError::Unavailable { .. }
+            )
         );
         if status.is_server_error() && !quiet {
             tracing::error!(%status, "{self}");
         }
         let retry_after = match &self {
-            HttpError::Engine(EngineError::Stuck {
-                retry_after_secs, ..
-            }) => *retry_after_secs,
+            HttpError::Engine(
+                EngineError::Stuck {
+                    retry_after_secs, ..
+                }
+                | EngineError::Unavailable {
+                    retry_after_secs, ..
+                },
+            ) => *retry_after_secs,
             _ => 1,
         };
         let body = ApiError {

@@ -274,11 +274,16 @@ fn to_u64(n: usize) -> u64 {
 /// The `X-Probe-Reads` value: the request's own table reads by tier, and
 /// those served from memory without a read (the chunk caches); all zero
 /// for an answer from the response cache or one computed for an identical
-/// request that was in flight.
+/// request that was in flight. Where the slow tier is a remote source, the
+/// GETs the reads took follow (`gets=`), when there were any.
 pub fn probe_reads_header(reads: &RequestReads) -> HeaderValue {
     let tally = reads.tally();
+    let gets = match tally.gets {
+        0 => String::new(),
+        n => format!(" gets={n}"),
+    };
     HeaderValue::from_str(&format!(
-        "fast={} slow={} cached={}",
+        "fast={} slow={} cached={}{gets}",
         tally.fast, tally.slow, tally.cached
     ))
     .unwrap_or_else(|_| HeaderValue::from_static("unknown"))

@@ -177,7 +177,11 @@ async fn probe_all(
     while let Ok(Some(answer)) = tokio::time::timeout_at(deadline, answers.next()).await {
         match answer? {
             Ok(answer) => out.push(Ok(answer.as_ref().clone())),
-            Err(err @ (EngineError::Overloaded(_) | EngineError::Stuck { .. })) => {
+            Err(
+                err @ (EngineError::Overloaded(_)
+                | EngineError::Stuck { .. }
+                | EngineError::Unavailable { .. }),
+            ) => {
                 return Err(err.into());
             }
             Err(err) => out.push(Err(err.to_string())),

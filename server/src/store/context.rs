@@ -81,6 +81,8 @@ pub struct RequestReads {
     fast: AtomicU64,
     slow: AtomicU64,
     cached: AtomicU64,
+    /// GETs to remote sources (`store::remote`): at most one per slow read.
+    gets: AtomicU64,
     /// Positions probed in the tables (counted by the engine, which knows
     /// what a position is; `/metrics` shows them by route).
     probes: AtomicU64,
@@ -92,6 +94,8 @@ pub struct Tally {
     pub fast: u64,
     pub slow: u64,
     pub cached: u64,
+    /// GETs to remote sources (0 where the tables are on disk).
+    pub gets: u64,
 }
 
 static NEXT_REQUEST: AtomicU64 = AtomicU64::new(1);
@@ -104,6 +108,7 @@ impl Default for RequestReads {
             fast: AtomicU64::new(0),
             slow: AtomicU64::new(0),
             cached: AtomicU64::new(0),
+            gets: AtomicU64::new(0),
             probes: AtomicU64::new(0),
         }
     }
@@ -119,6 +124,7 @@ impl RequestReads {
             fast: self.fast.load(Relaxed),
             slow: self.slow.load(Relaxed),
             cached: self.cached.load(Relaxed),
+            gets: self.gets.load(Relaxed),
         }
     }
 
@@ -300,6 +306,15 @@ pub fn current_lookup() -> u64 {
     CONTEXT.with(|c| c.borrow().lookup)
 }
 
+/// Counts one GET to a remote source for the request this thread serves.
+pub fn count_get() {
+    CONTEXT.with(|c| {
+        if let Some(reads) = &c.borrow().request {
+            reads.gets.fetch_add(1, Relaxed);
+        }
+    });
+}
+
 /// Counts one read for the request this thread serves, and logs it if a
 /// test asked for this thread's reads.
 pub fn count_read(table: &Arc<str>, tier: Tier, hint: ReadHint, offset: u64, len: usize) {
@@ -380,7 +395,8 @@ mod tests {
             Tally {
                 fast: 0,
                 slow: 1,
-                cached: 1
+                cached: 1,
+                gets: 0
             }
         );
     }

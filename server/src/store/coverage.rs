@@ -13,6 +13,7 @@ use crate::dtm::format as prophet_format;
 
 use super::{
     layout::{file_name, is_table_name},
+    remote::is_remote,
     tier::{TieredFilesystem, manifest::manifest_path},
 };
 
@@ -52,8 +53,39 @@ fn check_time(bytes: u64) -> String {
     )
 }
 
+/// The tables of a remote source's "directory", with their sizes.
+fn remote_tables(fs: &TieredFilesystem, dir: &Path) -> Vec<(String, PathBuf, u64)> {
+    let Some(remote) = fs.remote() else {
+        return Vec::new();
+    };
+    remote
+        .read_dir(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|path| is_table_name(&file_name(path)))
+        .filter_map(|path| {
+            let size = remote.stat(&path).ok()?.size;
+            Some((file_name(&path), dir.to_path_buf(), size))
+        })
+        .collect()
+}
+
 /// Table files in `dir` whose checksums no manifest records.
 fn survey_dir(fs: &TieredFilesystem, dir: &Path) -> Uncovered {
+    if is_remote(dir) {
+        let tables = remote_tables(fs, dir);
+        let sizes: std::collections::HashMap<String, u64> = tables
+            .iter()
+            .map(|(t, _, size)| (t.clone(), *size))
+            .collect();
+        let tables: Vec<(String, PathBuf)> = tables
+            .into_iter()
+            .map(|(t, parent, _)| (t, parent))
+            .collect();
+        return judge(fs, dir, tables, |table, _| {
+            sizes.get(table).copied().unwrap_or(0)
+        });
+    }
     // Syzygy tables lie in the directory itself; Prophet DTM files also in
     // its subdirectories, their checksums beside them.
     let mut tables: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
@@ -73,9 +105,19 @@ fn survey_dir(fs: &TieredFilesystem, dir: &Path) -> Uncovered {
             }),
     );
     tables.sort();
-    let size = |(table, parent): &(String, PathBuf)| {
+    judge(fs, dir, tables, |table, parent| {
         std::fs::metadata(parent.join(table)).map_or(0, |m| m.len())
-    };
+    })
+}
+
+/// Which of `tables` have checksums, and which are quarantined.
+fn judge(
+    fs: &TieredFilesystem,
+    dir: &Path,
+    tables: Vec<(String, PathBuf)>,
+    size_of: impl Fn(&str, &Path) -> u64,
+) -> Uncovered {
+    let size = |(table, parent): &(String, PathBuf)| size_of(table, parent);
     let recorded = |(table, parent): &(String, PathBuf)| {
         fs.checks_blocks()
             && fs
@@ -132,10 +174,16 @@ fn warn(fs: &TieredFilesystem, dir: &Uncovered) {
     );
     let examples = what.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
     let more = if count > 3 { ", ..." } else { "" };
-    let how = format!(
-        "check them with `zugzwang verify --init {path}` ({}), or fetch them with `zugzwang tables fetch`",
-        check_time(dir.bytes)
-    );
+    let how = match is_remote(&dir.dir) {
+        true => format!(
+            "build their prefixes and checksums with `zugzwang tier build --from {path} --to FAST_DIR` (reads {} MB once) and serve with --fast FAST_DIR",
+            dir.bytes.div_ceil(1_000_000)
+        ),
+        false => format!(
+            "check them with `zugzwang verify --init {path}` ({}), or fetch them with `zugzwang tables fetch`",
+            check_time(dir.bytes)
+        ),
+    };
     if !fs.checks_blocks() {
         tracing::warn!(
             "{path}: {count} of {} tables ({examples}{more}) were never checked against their published digest, and block checks are turned off: they are served as they are read",

@@ -40,6 +40,7 @@ pub mod layout;
 pub mod pread;
 pub mod quarantine;
 pub mod read_counters;
+pub mod remote;
 pub mod residency;
 pub mod scrub;
 pub mod single_flight;
@@ -57,6 +58,7 @@ use disk_reads::{DiskReads, TraceError};
 use handles::HandlePool;
 use quarantine::Quarantine;
 use read_counters::ReadMetrics;
+use remote::{RemoteError, RemoteOptions, RemoteSources};
 use stuck_reads::ReadsInFlight;
 use tier::{TierOptions, TieredFilesystem};
 
@@ -95,6 +97,8 @@ pub struct StoreOptions {
     /// that need it are refused (503) until the read returns
     /// (`--stuck-read-secs`, see `stuck_reads`).
     pub stuck_read: Duration,
+    /// How table sources named by URL are reached (`store::remote`).
+    pub remote: RemoteOptions,
 }
 
 /// The index cache when nothing sizes it (tests, `zugzwang probe`).
@@ -123,6 +127,7 @@ impl Default for StoreOptions {
             data_cache_bytes: DEFAULT_DATA_CACHE_BYTES,
             read_trace: None,
             stuck_read: stuck_reads::DEFAULT_STUCK_READ,
+            remote: RemoteOptions::default(),
         }
     }
 }
@@ -132,6 +137,11 @@ impl Default for StoreOptions {
 pub enum OpenError {
     #[error(transparent)]
     ReadTrace(#[from] TraceError),
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    /// mmap reads files only.
+    #[error("--mmap reads table directories only, not {0}")]
+    MmapRemote(String),
 }
 
 /// An open store: the filesystem shakmaty-syzygy reads the tables through,
@@ -165,6 +175,8 @@ pub struct StoreMetrics {
     pub quarantine: Arc<Quarantine>,
     /// The reads out on the disk now, and the tables suspect of a stuck one.
     pub in_flight: Arc<ReadsInFlight>,
+    /// The remote sources (`store::remote`), if the tables are in one.
+    pub remote: Option<Arc<RemoteSources>>,
 }
 
 impl Default for StoreMetrics {
@@ -178,6 +190,7 @@ impl Default for StoreMetrics {
             unchecked_tables: 0,
             quarantine: Arc::default(),
             in_flight: Arc::default(),
+            remote: None,
         }
     }
 }
@@ -192,6 +205,10 @@ impl StoreMetrics {
         self.reads.render_fast_tier(out);
         self.reads.render_integrity(out);
         self.in_flight.render(out);
+        match &self.remote {
+            Some(remote) => remote.render(out),
+            None => remote::render_sources(out, &[]),
+        }
         self.render_health(out);
     }
 
@@ -242,6 +259,9 @@ impl StoreMetrics {
 /// above it.
 pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError> {
     if options.mmap {
+        if let Some(url) = dirs.iter().find(|dir| remote::is_remote(dir)) {
+            return Err(OpenError::MmapRemote(url.display().to_string()));
+        }
         // Safety: the operator asked for mmap explicitly; tables must not
         // change while served and I/O errors become signals (see --mmap help).
         let fs = unsafe { MmapFilesystem::new() };
@@ -261,6 +281,7 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
     .with_read_around(options.read_around_kib * 1024)
     .with_allow_unchecked(options.allow_unchecked)
     .with_state_dir(options.state_dir.clone())
+    .with_remote(RemoteSources::connect(dirs, &options.remote)?)
     .with_stuck_read(options.stuck_read);
     if let Some(handles) = options.table_handles {
         fs = fs.with_handle_budget(handles);
@@ -295,6 +316,7 @@ pub fn open(options: &StoreOptions, dirs: &[PathBuf]) -> Result<Store, OpenError
         unchecked_tables: uncovered.iter().map(|u| u.unchecked.len() as u64).sum(),
         quarantine: Arc::clone(fs.quarantine()),
         in_flight: Arc::clone(fs.in_flight()),
+        remote: fs.remote().cloned(),
     });
     let quarantine = Arc::clone(&metrics.quarantine);
     let serves_unchecked = fs.allows_unchecked();

@@ -28,8 +28,9 @@ use std::{
 
 use super::{
     layout::file_name,
+    remote::RemoteSources,
     table_error::TableIoError,
-    tier::manifest::{INTEGRITY_SUBDIR, mtime_ns},
+    tier::manifest::{INTEGRITY_SUBDIR, Stamp},
 };
 use crate::sync::lock;
 
@@ -49,11 +50,23 @@ pub struct Identity {
 
 impl Identity {
     pub fn of(meta: &Metadata) -> Identity {
+        let stamp = Stamp::of(meta);
         Identity {
             dev: meta.dev(),
             ino: meta.ino(),
-            size: meta.len(),
-            mtime_ns: mtime_ns(meta),
+            size: stamp.size,
+            mtime_ns: stamp.mtime_ns,
+        }
+    }
+
+    /// An object of a remote source (`store::remote`): no device, its URL's
+    /// hash as the inode, its listed size and last-modified time.
+    pub fn of_remote(path: &Path, stamp: Stamp) -> Identity {
+        Identity {
+            dev: 0,
+            ino: xxhash_rust::xxh3::xxh3_64(path.as_os_str().as_encoded_bytes()),
+            size: stamp.size,
+            mtime_ns: stamp.mtime_ns,
         }
     }
 }
@@ -127,6 +140,9 @@ pub struct Quarantine {
     known: Mutex<HashMap<PathBuf, Known>>,
     /// Bumped with every new record, so open tables notice one cheaply.
     generation: AtomicU64,
+    /// The remote sources whose tables are judged too: their records go to
+    /// the state directory only.
+    remote: Option<Arc<RemoteSources>>,
 }
 
 /// A record this process holds, and the file it lies in (`None`: it could
@@ -149,11 +165,17 @@ impl Known {
     }
 }
 
-/// Where a record of the table at `path` lies beside it.
-fn beside(path: &Path) -> PathBuf {
+/// Where a record of the table at `path` lies beside it; none for a table
+/// of a remote source.
+fn beside(path: &Path) -> Option<PathBuf> {
+    if super::remote::is_remote(path) {
+        return None;
+    }
     let dir = path.parent().unwrap_or(Path::new("."));
-    dir.join(INTEGRITY_SUBDIR)
-        .join(format!("{}.quarantine", file_name(path)))
+    Some(
+        dir.join(INTEGRITY_SUBDIR)
+            .join(format!("{}.quarantine", file_name(path))),
+    )
 }
 
 impl Quarantine {
@@ -163,6 +185,26 @@ impl Quarantine {
             state_dir,
             ..Quarantine::default()
         }
+    }
+
+    /// Tables of these remote sources are judged too (by their listing).
+    #[must_use]
+    pub fn with_remote(mut self, remote: Option<Arc<RemoteSources>>) -> Quarantine {
+        self.remote = remote;
+        self
+    }
+
+    /// The identity of the table at `path` now: from the disk, or from its
+    /// remote source's listing.
+    pub fn identity_at(&self, path: &Path) -> io::Result<Identity> {
+        if super::remote::is_remote(path) {
+            let remote = self.remote.as_ref().ok_or_else(|| {
+                io::Error::new(io::ErrorKind::NotFound, "no remote source is connected")
+            })?;
+            let listed = remote.stat(path)?;
+            return Ok(Identity::of_remote(path, listed.stamp()));
+        }
+        Ok(Identity::of(&fs::metadata(path)?))
     }
 
     /// The record this process holds for `path`, unless another process
@@ -193,8 +235,7 @@ impl Quarantine {
     /// directory can be written (the error names why none could), and for
     /// this process in any case.
     pub fn record(&self, path: &Path, check: &str, reason: &str) -> io::Result<PathBuf> {
-        let meta = fs::metadata(path)?;
-        let identity = Identity::of(&meta);
+        let identity = self.identity_at(path)?;
         let record = Record {
             table: file_name(path),
             check: check.to_string(),
@@ -216,7 +257,7 @@ impl Quarantine {
             .parent()
             .and_then(|dir| fs::metadata(dir).ok())
             .is_some_and(|meta| !meta.permissions().readonly());
-        let mut tried: Vec<PathBuf> = dir_writable.then(|| beside(path)).into_iter().collect();
+        let mut tried: Vec<PathBuf> = beside(path).filter(|_| dir_writable).into_iter().collect();
         tried.extend(self.in_state_dir(path, &identity));
         let mut last = None;
         for target in tried {
@@ -241,9 +282,9 @@ impl Quarantine {
     /// was replaced); says whether there was one.
     pub fn clear(&self, path: &Path) -> bool {
         let mut cleared = lock(&self.known).remove(path).is_some();
-        let mut targets = vec![beside(path)];
-        if let Ok(meta) = fs::metadata(path) {
-            targets.extend(self.in_state_dir(path, &Identity::of(&meta)));
+        let mut targets: Vec<PathBuf> = beside(path).into_iter().collect();
+        if let Ok(identity) = self.identity_at(path) {
+            targets.extend(self.in_state_dir(path, &identity));
         }
         for target in targets {
             cleared |= fs::remove_file(&target).is_ok();
@@ -256,13 +297,13 @@ impl Quarantine {
     }
 
     /// The record that applies to the table at `path` as it is now
-    /// (`meta`), from this process's memory or from disk.
-    pub fn find(&self, path: &Path, meta: &Metadata) -> Option<Record> {
-        let identity = Identity::of(meta);
+    /// (`identity`), from this process's memory or from disk.
+    pub fn find(&self, path: &Path, identity: &Identity) -> Option<Record> {
+        let identity = *identity;
         if let Some(record) = self.held(path) {
             return (record.identity == identity).then_some(record);
         }
-        let mut places = vec![beside(path)];
+        let mut places: Vec<PathBuf> = beside(path).into_iter().collect();
         places.extend(self.in_state_dir(path, &identity));
         let (place, record) = places
             .into_iter()
@@ -280,14 +321,14 @@ impl Quarantine {
     /// The record that applies to the table at `path` as it is on disk
     /// now; `None` also when the file cannot be looked at.
     pub fn find_at(&self, path: &Path) -> Option<Record> {
-        let meta = fs::metadata(path).ok()?;
-        self.find(path, &meta)
+        let identity = self.identity_at(path).ok()?;
+        self.find(path, &identity)
     }
 
     /// The error a probe gets for a quarantined table; `None` when the
     /// table at `path` is not quarantined as it is now.
-    pub fn refusal(&self, path: &Path, meta: &Metadata) -> Option<io::Error> {
-        let record = self.find(path, meta)?;
+    pub fn refusal(&self, path: &Path, identity: &Identity) -> Option<io::Error> {
+        let record = self.find(path, identity)?;
         Some(TableIoError::quiet(
             path,
             io::ErrorKind::InvalidData,
@@ -387,7 +428,7 @@ mod tests {
         let later = Quarantine::default();
         let meta = fs::metadata(&path).expect("stat");
         let err = later
-            .refusal(&path, &meta)
+            .refusal(&path, &Identity::of(&meta))
             .expect("refused after a restart");
         assert!(
             err.to_string()
@@ -399,7 +440,11 @@ mod tests {
         fs::remove_file(&path).expect("rm");
         let path = table(tmp.path());
         let meta = fs::metadata(&path).expect("stat");
-        assert!(Quarantine::default().find(&path, &meta).is_none());
+        assert!(
+            Quarantine::default()
+                .find(&path, &Identity::of(&meta))
+                .is_none()
+        );
     }
 
     #[test]
@@ -417,7 +462,7 @@ mod tests {
         assert!(Quarantine::default().clear(&path));
         assert!(watch.check().is_ok());
         let meta = fs::metadata(&path).expect("stat");
-        assert!(serving.find(&path, &meta).is_none());
+        assert!(serving.find(&path, &Identity::of(&meta)).is_none());
         assert!(serving.records().is_empty());
     }
 
@@ -436,13 +481,13 @@ mod tests {
         let meta = fs::metadata(&path).expect("stat");
         let fresh = Quarantine::new(Some(state.path().to_path_buf()));
         assert_eq!(
-            fresh.find(&path, &meta).map(|r| r.check),
+            fresh.find(&path, &Identity::of(&meta)).map(|r| r.check),
             Some("scrub".into())
         );
         assert!(fresh.clear(&path));
         assert!(
             Quarantine::new(Some(state.path().to_path_buf()))
-                .find(&path, &meta)
+                .find(&path, &Identity::of(&meta))
                 .is_none()
         );
     }

@@ -134,6 +134,7 @@ impl ReadMetrics {
             fast: sum(Tier::Fast),
             slow: sum(Tier::Slow),
             cached: sum(Tier::Cache),
+            gets: 0,
         }
     }
 

@@ -52,6 +52,8 @@ pub enum Role {
 
 struct Flight {
     started: Instant,
+    /// Where the bytes read end (the key holds where they start).
+    end: u64,
     result: Mutex<Option<Window>>,
     done: Condvar,
 }
@@ -77,16 +79,63 @@ impl Flights {
             match reading.get(&key) {
                 Some(flight) => (Arc::clone(flight), false),
                 None => {
-                    let flight = Arc::new(Flight {
-                        started: Instant::now(),
-                        result: Mutex::new(None),
-                        done: Condvar::new(),
-                    });
+                    let flight = Flight::new(key.1);
                     reading.insert(key, Arc::clone(&flight));
                     (flight, true)
                 }
             }
         };
+        self.land(key, flight, first, patience, read)
+    }
+
+    /// The bytes `range` of file `file`: from a read in progress whose
+    /// bytes cover them (waited for as in [`Flights::read`]), else read with
+    /// `read` (the bytes of `range`) and shared with later reads they
+    /// cover. Returns where the window starts: `range.start` or before.
+    /// For reads of exact ranges (a remote source's GETs), where two
+    /// probes of a request often want the same block, or one a part of
+    /// another's.
+    pub fn read_covering(
+        &self,
+        file: u64,
+        range: std::ops::Range<u64>,
+        patience: Duration,
+        read: impl FnOnce() -> Window,
+    ) -> (Window, u64, Role) {
+        let joined = {
+            let mut reading = lock(&self.reading);
+            let covering = reading.iter().find(|((f, start), flight)| {
+                *f == file && *start <= range.start && range.end <= flight.end
+            });
+            match covering {
+                Some((key, flight)) => Some((*key, Arc::clone(flight), false)),
+                // A shorter read at the same start is out: this one reads
+                // on its own, unshared.
+                None if reading.contains_key(&(file, range.start)) => None,
+                None => {
+                    let key = (file, range.start);
+                    let flight = Flight::new(range.end);
+                    reading.insert(key, Arc::clone(&flight));
+                    Some((key, flight, true))
+                }
+            }
+        };
+        let Some((key, flight, first)) = joined else {
+            return (read(), range.start, Role::Read);
+        };
+        let (window, role) = self.land(key, flight, first, patience, read);
+        (window, key.1, role)
+    }
+
+    /// Waits for the flight (`first`: reads it with `read` and publishes).
+    fn land(
+        &self,
+        key: Key,
+        flight: Arc<Flight>,
+        first: bool,
+        patience: Duration,
+        read: impl FnOnce() -> Window,
+    ) -> (Window, Role) {
         if !first {
             return match wait(&flight, patience) {
                 Some(window) => (window, Role::Joined),
@@ -110,6 +159,17 @@ impl Flights {
     /// Windows being read now.
     pub fn in_progress(&self) -> usize {
         lock(&self.reading).len()
+    }
+}
+
+impl Flight {
+    fn new(end: u64) -> Arc<Flight> {
+        Arc::new(Flight {
+            started: Instant::now(),
+            end,
+            result: Mutex::new(None),
+            done: Condvar::new(),
+        })
     }
 }
 
@@ -161,6 +221,48 @@ mod tests {
 
     /// Far longer than any read of these tests.
     const PATIENCE: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn a_read_covered_by_one_in_flight_shares_its_bytes() {
+        let flights = Flights::default();
+        let started = Barrier::new(2);
+        let release = Barrier::new(2);
+        let reads = AtomicUsize::new(0);
+        thread::scope(|s| {
+            let wide = s.spawn(|| {
+                flights.read_covering(7, 100..200, PATIENCE, || {
+                    reads.fetch_add(1, Ordering::Relaxed);
+                    started.wait();
+                    release.wait();
+                    Some(Arc::new((100..200).map(|i| i as u8).collect()))
+                })
+            });
+            started.wait();
+            let inside = s.spawn(|| {
+                flights.read_covering(7, 150..160, PATIENCE, || {
+                    reads.fetch_add(1, Ordering::Relaxed);
+                    Some(Arc::new(vec![0; 10]))
+                })
+            });
+            // Not covered (another file, a range past its end): read apart.
+            let (_, start, role) =
+                flights.read_covering(8, 150..160, PATIENCE, || Some(Arc::new(vec![0; 10])));
+            assert_eq!((start, role), (150, Role::Read));
+            let (_, start, role) =
+                flights.read_covering(7, 190..201, PATIENCE, || Some(Arc::new(vec![0; 11])));
+            assert_eq!((start, role), (190, Role::Read));
+            while flights.in_progress() > 1 {
+                thread::yield_now();
+            }
+            thread::sleep(Duration::from_millis(20));
+            release.wait();
+            let (window, start, role) = inside.join().expect("inside");
+            assert_eq!((start, role), (100, Role::Joined));
+            assert_eq!(window.expect("bytes")[50], 150);
+            assert_eq!(wide.join().expect("wide").2, Role::Read);
+        });
+        assert_eq!(reads.load(Ordering::Relaxed), 1, "one read for both");
+    }
 
     #[test]
     fn concurrent_readers_of_one_window_share_one_read() {

@@ -60,25 +60,9 @@ pub enum Refusal {
     TrialOut,
 }
 
-/// The breaker as `/metrics` shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BreakerState {
-    Closed,
-    Open,
-    /// One trial request is allowed (or out) to see whether the server is back.
-    HalfOpen,
-}
-
-impl BreakerState {
-    /// The gauge's value: 0 closed, 1 open, 2 half-open.
-    pub fn gauge(self) -> u64 {
-        match self {
-            BreakerState::Closed => 0,
-            BreakerState::Open => 1,
-            BreakerState::HalfOpen => 2,
-        }
-    }
-}
+/// The breaker as `/metrics` shows it: the same three states as a remote
+/// table source's breaker.
+pub use crate::store::remote::breaker::BreakerState;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Breaker {

@@ -11,11 +11,18 @@
 //! (`crate::dtm::catalog`). Each output file is written atomically and the
 //! manifest last, so an interrupted or failed run leaves either the old entry
 //! or the new one.
+//!
+//! The tables may be in a remote source (`store::remote`, `tier build --from
+//! s3://...`): their headers are then read with a few ranged GETs, each
+//! table streamed once by one GET, and the manifest records the object's
+//! listed size and last-modified time, which the reader compares with the
+//! listing at its start.
 
 use std::{
-    fs::{self, File, Metadata},
-    io,
+    fs::{self, File},
+    io::{self, Read},
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 use md5::Md5;
@@ -26,7 +33,7 @@ use super::{
     INTEGRITY_SUBDIR,
     integrity::{BlockSums, HASH_NAME, block_sum},
     manifest::{
-        Manifest, manifest_path, mtime_ns, prefix_path, remove_stale_temporaries, sums_path,
+        Manifest, Stamp, manifest_path, prefix_path, remove_stale_temporaries, sums_path,
         write_atomic,
     },
 };
@@ -41,6 +48,11 @@ use crate::{
     store::{
         layout::{self, TableKind, TableLayout, file_name},
         quarantine::Quarantine,
+        remote::{
+            RemoteSources,
+            file::{ObjectReader, WindowedReader},
+            is_remote,
+        },
     },
 };
 
@@ -58,6 +70,8 @@ pub struct BuildOptions {
     /// it is in instead of `to` (`verify --init` without `--to`: the reader
     /// looks there, also for Prophet files in subdirectories).
     pub per_directory: bool,
+    /// The remote sources among `from` (`store::remote`), connected.
+    pub remote: Option<Arc<RemoteSources>>,
 }
 
 impl BuildOptions {
@@ -71,6 +85,7 @@ impl BuildOptions {
             block_size: 4096,
             prefixes: true,
             per_directory: false,
+            remote: None,
         }
     }
 }
@@ -185,8 +200,16 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
 /// list vouches for and its bytes, not their reading, are wrong.
 fn find_work(options: &BuildOptions, summary: &mut Summary) -> Vec<Work> {
     let mut work = Vec::new();
-    for path in layout::table_files(&options.from, &mut summary.failures) {
-        match layout::parse_file(&path) {
+    let (remote, local): (Vec<PathBuf>, Vec<PathBuf>) =
+        options.from.iter().cloned().partition(|dir| is_remote(dir));
+    let mut tables = layout::table_files(&local, &mut summary.failures);
+    tables.extend(remote_tables(options, &remote, &mut summary.failures));
+    for path in tables {
+        let parsed = match is_remote(&path) {
+            true => parse_remote(options, &path),
+            false => layout::parse_file(&path),
+        };
+        match parsed {
             Ok(layout) => work.push(Work::new(path, layout, None, options)),
             Err(err) => {
                 let damaged = !matches!(err, layout::FormatError::Io { .. })
@@ -198,7 +221,7 @@ fn find_work(options: &BuildOptions, summary: &mut Summary) -> Vec<Work> {
             }
         }
     }
-    let prophet = dtm::find(&options.from);
+    let prophet = dtm::find(&local);
     summary.failures.extend(prophet.failures);
     for (path, listed) in prophet.files {
         match prophet_format::layout(&path) {
@@ -212,6 +235,60 @@ fn find_work(options: &BuildOptions, summary: &mut Summary) -> Vec<Work> {
         }
     }
     work
+}
+
+/// The Syzygy table objects directly under the remote sources `dirs`.
+fn remote_tables(
+    options: &BuildOptions,
+    dirs: &[PathBuf],
+    failures: &mut Vec<(String, String)>,
+) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        let listed = match &options.remote {
+            Some(remote) => remote.read_dir(dir),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "not connected to the remote source",
+            )),
+        };
+        match listed {
+            Ok(paths) => files.extend(
+                paths
+                    .into_iter()
+                    .filter(|p| layout::is_table_name(&file_name(p))),
+            ),
+            Err(err) => failures.push((
+                dir.display().to_string(),
+                format!("cannot list the remote source: {err}"),
+            )),
+        }
+    }
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    files
+}
+
+/// Parses the header of a table object with a few ranged GETs.
+fn parse_remote(options: &BuildOptions, path: &Path) -> Result<TableLayout, layout::FormatError> {
+    let name = file_name(path);
+    let io_err = |source| layout::FormatError::Io {
+        name: name.clone(),
+        source,
+    };
+    let remote = options
+        .remote
+        .as_ref()
+        .ok_or_else(|| io_err(io::ErrorKind::NotConnected.into()))?;
+    let file = remote.open(path, &Arc::default()).map_err(io_err)?;
+    layout::parse(&name, file.size(), &WindowedReader::new(&file))
+}
+
+/// The version of a table: from the disk, or its source's listing.
+fn stamp_of(options: &BuildOptions, path: &Path) -> io::Result<Stamp> {
+    match (&options.remote, is_remote(path)) {
+        (Some(remote), true) => Ok(remote.stat(path)?.stamp()),
+        _ => Ok(Stamp::of(&fs::metadata(path)?)),
+    }
 }
 
 /// Creates every directory an entry goes to, and clears the `.NAME.tmp.PID`
@@ -315,13 +392,13 @@ fn up_to_date(item: &Work, table: &str, options: &BuildOptions) -> io::Result<bo
     let Ok(Some(manifest)) = Manifest::load(&item.to, table) else {
         return Ok(false);
     };
-    let meta = fs::metadata(&item.path)?;
+    let stamp = stamp_of(options, &item.path)?;
     let expected_fast = if options.prefixes {
         fast_len(layout, manifest.block_size)
     } else {
         0
     };
-    if !manifest.matches_source(&meta)
+    if !manifest.matches_source(&stamp)
         || manifest.block_size != options.block_size
         || manifest.hash != HASH_NAME
         || manifest.fast_len != expected_fast
@@ -396,6 +473,7 @@ fn build_one(
         }
     };
     let pass = read_table(
+        options,
         path,
         keep,
         options.block_size,
@@ -428,8 +506,8 @@ fn build_one(
     }
     let manifest = Manifest {
         table: table.to_string(),
-        source_size: pass.source.len(),
-        source_mtime_ns: mtime_ns(&pass.source),
+        source_size: pass.source.size,
+        source_mtime_ns: pass.source.mtime_ns,
         prefix_len: layout.prefix_len,
         fast_len: keep,
         prefix_digest: format!("{:032x}", xxh3_128(&pass.prefix)),
@@ -439,7 +517,7 @@ fn build_one(
     };
     let sums = BlockSums {
         block_size: options.block_size,
-        file_size: pass.source.len(),
+        file_size: pass.source.size,
         sums: pass.sums,
     };
     Ok(write_entry(
@@ -462,8 +540,8 @@ fn damage_or_not(err: &dtm::CheckError) -> BuildFailure {
 
 /// What one pass over a table yields.
 struct TablePass {
-    /// The file's metadata before the pass (unchanged after it).
-    source: Metadata,
+    /// The file's version before the pass (unchanged after it).
+    source: Stamp,
     /// Its first `keep` bytes.
     prefix: Vec<u8>,
     sums: Vec<u64>,
@@ -477,7 +555,9 @@ struct TablePass {
 /// Reads a table once, start to end: its first `keep` bytes, a checksum
 /// per block and the whole-file sha256, handing every chunk to `also`; a
 /// file that changes meanwhile is an error.
+#[allow(clippy::too_many_arguments)]
 fn read_table(
+    options: &BuildOptions,
     path: &Path,
     keep: u64,
     block_size: u32,
@@ -486,11 +566,24 @@ fn read_table(
     mut also: impl FnMut(&[u8]),
 ) -> Result<TablePass, String> {
     let read_err = |err: io::Error| format!("cannot read {}: {err}", path.display());
-    let mut file = File::open(path).map_err(read_err)?;
-    let before = file.metadata().map_err(read_err)?;
+    let (mut file, before): (Box<dyn Read>, Stamp) = match (&options.remote, is_remote(path)) {
+        (Some(remote), true) => {
+            let (source, relative) = remote
+                .find(path)
+                .ok_or_else(|| read_err(io::ErrorKind::NotFound.into()))?;
+            let listed = remote.stat(path).map_err(read_err)?;
+            let reader = ObjectReader::open(source, &relative, &listed);
+            (Box::new(reader), listed.stamp())
+        }
+        _ => {
+            let file = File::open(path).map_err(read_err)?;
+            let before = Stamp::of(&file.metadata().map_err(read_err)?);
+            (Box::new(file), before)
+        }
+    };
     let block = block_size as usize;
     let mut prefix = Vec::with_capacity(keep as usize);
-    let mut sums = Vec::with_capacity(BlockSums::blocks_for(before.len(), block_size) as usize);
+    let mut sums = Vec::with_capacity(BlockSums::blocks_for(before.size, block_size) as usize);
     let mut sha = Sha256::new();
     let mut md5 = with_md5.then(<Md5 as md5::Digest>::new);
     // A whole number of blocks per chunk, so each block is hashed from one buffer.
@@ -509,9 +602,9 @@ fn read_table(
         progress.advance(bytes.len() as u64);
     })
     .map_err(read_err)?;
-    let after = fs::metadata(path).map_err(read_err)?;
-    if read != before.len() || after.len() != before.len() || mtime_ns(&after) != mtime_ns(&before)
-    {
+    // An object's GET checked its size and ETag against the listing.
+    let after = stamp_of(options, path).map_err(read_err)?;
+    if read != before.size || after != before {
         return Err(format!(
             "{} changed while it was read; run again",
             path.display()

@@ -77,20 +77,35 @@ pub fn mtime_ns(meta: &Metadata) -> i128 {
     }
 }
 
+/// One version of a table file: its size and modification time, from the
+/// disk ([`Stamp::of`]) or from a remote source's listing (an object's
+/// last-modified time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime_ns: i128,
+}
+
+impl Stamp {
+    pub fn of(meta: &Metadata) -> Stamp {
+        Stamp {
+            size: meta.len(),
+            mtime_ns: mtime_ns(meta),
+        }
+    }
+}
+
 impl Manifest {
     /// Whether the source file is still the one this entry was built from.
-    pub fn matches_source(&self, meta: &Metadata) -> bool {
-        meta.len() == self.source_size && mtime_ns(meta) == self.source_mtime_ns
+    pub fn matches_source(&self, source: &Stamp) -> bool {
+        source.size == self.source_size && source.mtime_ns == self.source_mtime_ns
     }
 
     /// Why the source no longer matches, for the log.
-    pub fn staleness(&self, meta: &Metadata) -> String {
+    pub fn staleness(&self, source: &Stamp) -> String {
         format!(
             "the table changed since the fast tier was built (size {} → {}, mtime {} → {} ns); rerun `zugzwang tier build`",
-            self.source_size,
-            meta.len(),
-            self.source_mtime_ns,
-            mtime_ns(meta)
+            self.source_size, source.size, self.source_mtime_ns, source.mtime_ns
         )
     }
 

@@ -29,7 +29,8 @@ use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile, ReadHint};
 use super::{
     integrity::{BlockChecker, HASH_NAME, IntegrityError, SumsError},
     manifest::{
-        INTEGRITY_SUBDIR, Manifest, ManifestError, STATE_CHECKSUMS_SUBDIR, prefix_path, sums_path,
+        INTEGRITY_SUBDIR, Manifest, ManifestError, STATE_CHECKSUMS_SUBDIR, Stamp, prefix_path,
+        sums_path,
     },
 };
 use crate::store::{
@@ -38,8 +39,9 @@ use crate::store::{
     handles::HandlePool,
     layout::file_name,
     pread::{PreadFile, PreadFilesystem},
-    quarantine::{Quarantine, Watch},
+    quarantine::{Identity, Quarantine, Watch},
     read_counters::{ReadMetrics, Tier},
+    remote::{self, RemoteSources, file::RemoteFile},
     stuck_reads::{self, ReadsInFlight},
     table_error::{self, TableIoError},
 };
@@ -68,10 +70,15 @@ impl Default for TierOptions {
     }
 }
 
-/// Reads tables from the slow directories, their prefixes from the fast one.
+/// Reads tables from the slow directories (or remote sources), their
+/// prefixes from the fast one.
 #[derive(Clone)]
 pub struct TieredFilesystem {
+    /// Local files: the slow tier's tables on disk, and the fast tier's.
     slow: PreadFilesystem,
+    /// The slow tier's tables that are in an object store or on an HTTP
+    /// mirror (`store::remote`), named by URL.
+    remote: Option<Arc<RemoteSources>>,
     fast_dir: Option<PathBuf>,
     check_blocks: bool,
     allow_unchecked: bool,
@@ -87,6 +94,7 @@ impl TieredFilesystem {
     pub fn new(options: TierOptions) -> Self {
         TieredFilesystem {
             slow: PreadFilesystem::new().with_advise_random(options.advise_random),
+            remote: None,
             fast_dir: options.fast_dir,
             check_blocks: options.check_blocks,
             allow_unchecked: false,
@@ -115,9 +123,23 @@ impl TieredFilesystem {
     /// directories are kept (`--state-dir`).
     #[must_use]
     pub fn with_state_dir(mut self, dir: Option<PathBuf>) -> Self {
-        self.quarantine = Arc::new(Quarantine::new(dir.clone()));
+        self.quarantine = Arc::new(Quarantine::new(dir.clone()).with_remote(self.remote.clone()));
         self.state_dir = dir;
         self
+    }
+
+    /// Tables named by URL are read from these remote sources.
+    #[must_use]
+    pub fn with_remote(mut self, remote: Option<Arc<RemoteSources>>) -> Self {
+        self.quarantine =
+            Arc::new(Quarantine::new(self.state_dir.clone()).with_remote(remote.clone()));
+        self.remote = remote;
+        self
+    }
+
+    /// The remote sources, if any.
+    pub fn remote(&self) -> Option<&Arc<RemoteSources>> {
+        self.remote.as_ref()
     }
 
     /// Table files kept open at most (see `store::handles`).
@@ -171,12 +193,14 @@ impl TieredFilesystem {
         &self.quarantine
     }
 
-    /// The directories searched for a table's manifest, in order.
+    /// The directories searched for a table's manifest, in order (for a
+    /// remote source's table, the local ones only).
     pub fn checksum_dirs(&self, table_dir: &Path) -> Vec<PathBuf> {
+        let beside = (!remote::is_remote(table_dir)).then(|| table_dir.join(INTEGRITY_SUBDIR));
         self.fast_dir
             .iter()
             .cloned()
-            .chain(std::iter::once(table_dir.join(INTEGRITY_SUBDIR)))
+            .chain(beside)
             .chain(
                 self.state_dir
                     .iter()
@@ -218,7 +242,7 @@ impl TieredFilesystem {
 
     /// What the fast tier (or the integrity folder) offers for one table;
     /// an error when checksums were recorded but cannot be used.
-    fn entry(&self, path: &Path, table: &str, meta: &fs::Metadata) -> io::Result<Entry> {
+    fn entry(&self, path: &Path, table: &str, meta: &Stamp) -> io::Result<Entry> {
         let mut entry = Entry::default();
         let Some((dir, manifest)) = self.find_manifest(path, table)? else {
             return self.unchecked(path, table).map(|()| entry);
@@ -229,14 +253,13 @@ impl TieredFilesystem {
             // of the same size must still match the recorded checksums; one
             // that does not is damaged, and reads of it fail instead of
             // answering wrongly. A different size is not that table.
-            if meta.len() != manifest.source_size {
+            if meta.size != manifest.source_size {
                 return Err(TableIoError::logged(
                     path,
                     io::ErrorKind::InvalidData,
                     format!(
                         "its size changed since its checksums were recorded ({} → {} bytes), so it is not the table they vouch for; replace it with a good copy, or record its checksums again",
-                        manifest.source_size,
-                        meta.len()
+                        manifest.source_size, meta.size
                     ),
                 ));
             }
@@ -320,14 +343,19 @@ impl TieredFilesystem {
     }
 
     /// Opens a table with whatever checks and prefix it has.
-    fn open_table(&self, path: &Path, meta: &fs::Metadata) -> io::Result<TieredFile> {
-        let slow = self.slow.open_pread(path)?;
+    fn open_table(&self, path: &Path, meta: &Stamp) -> io::Result<TieredFile> {
+        let slow = match &self.remote {
+            Some(remote) if remote::is_remote(path) => {
+                SlowFile::Remote(remote.open(path, self.in_flight())?)
+            }
+            _ => SlowFile::Local(self.slow.open_pread(path)?),
+        };
         let table: Arc<str> = file_name(path).into();
         let entry = self.entry(path, &table, meta)?;
         Ok(TieredFile {
             path: path.to_path_buf(),
             table,
-            file_size: meta.len(),
+            file_size: meta.size,
             slow,
             prefix_ok: AtomicBool::new(entry.prefix.is_some()),
             prefix: entry.prefix,
@@ -358,13 +386,41 @@ fn log_fallback(metrics: &ReadMetrics, table: &str, reason: &str) {
     }
 }
 
+impl TieredFilesystem {
+    /// The remote sources, if `path` names a table or directory of one.
+    fn remote_for(&self, path: &Path) -> Option<&RemoteSources> {
+        self.remote.as_deref().filter(|_| remote::is_remote(path))
+    }
+
+    /// The version of the table at `path` and its identity for the
+    /// quarantine: from the disk, or from its source's listing.
+    fn stat(&self, path: &Path) -> io::Result<(Stamp, Identity)> {
+        if let Some(remote) = self.remote_for(path) {
+            let stamp = remote
+                .stat(path)
+                .map_err(|err| TableIoError::because(path, "not in its remote source", err))?
+                .stamp();
+            return Ok((stamp, Identity::of_remote(path, stamp)));
+        }
+        let meta =
+            fs::metadata(path).map_err(|err| TableIoError::because(path, "cannot stat", err))?;
+        Ok((Stamp::of(&meta), Identity::of(&meta)))
+    }
+}
+
 impl Filesystem for TieredFilesystem {
     fn regular_file_size(&self, path: &Path) -> io::Result<u64> {
-        self.slow.regular_file_size(path)
+        match self.remote_for(path) {
+            Some(remote) => remote.stat(path).map(|listed| listed.size),
+            None => self.slow.regular_file_size(path),
+        }
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        self.slow.read_dir(path)
+        match self.remote_for(path) {
+            Some(remote) => remote.read_dir(path),
+            None => self.slow.read_dir(path),
+        }
     }
 
     /// Fails (and shakmaty-syzygy asks again on the next probe) whenever
@@ -378,13 +434,28 @@ impl Filesystem for TieredFilesystem {
         let _opening = self
             .in_flight()
             .begin(&stuck_reads::table_of(&file_name(path)), ReadHint::Header);
-        let meta =
-            fs::metadata(path).map_err(|err| TableIoError::because(path, "cannot stat", err))?;
-        if let Some(refused) = self.quarantine.refusal(path, &meta) {
+        let (stamp, identity) = self.stat(path)?;
+        if let Some(refused) = self.quarantine.refusal(path, &identity) {
             return Err(refused);
         }
-        let file = self.handles().with_room(|| self.open_table(path, &meta))?;
+        let file = self.handles().with_room(|| self.open_table(path, &stamp))?;
         Ok(Box::new(file))
+    }
+}
+
+/// Where a table's data blocks are: a file on disk or an object of a
+/// remote source.
+enum SlowFile {
+    Local(PreadFile),
+    Remote(RemoteFile),
+}
+
+impl SlowFile {
+    fn as_file(&self) -> &dyn RandomAccessFile {
+        match self {
+            SlowFile::Local(file) => file,
+            SlowFile::Remote(file) => file,
+        }
     }
 }
 
@@ -393,7 +464,7 @@ struct TieredFile {
     path: PathBuf,
     table: Arc<str>,
     file_size: u64,
-    slow: PreadFile,
+    slow: SlowFile,
     prefix: Option<PreadFile>,
     /// Bytes `0..fast_len` are in the prefix file.
     fast_len: u64,
@@ -428,9 +499,9 @@ impl TieredFile {
     }
 
     fn read_tier(&self, tier: Tier, buf: &mut [u8], offset: u64, hint: ReadHint) -> io::Result<()> {
-        let file = match (tier, &self.prefix) {
+        let file: &dyn RandomAccessFile = match (tier, &self.prefix) {
             (Tier::Fast, Some(prefix)) => prefix,
-            _ => &self.slow,
+            _ => self.slow.as_file(),
         };
         // A read that refuses to wait is a page-cache copy of a microsecond:
         // timing it would cost about as much as the read (recorded as 0).
@@ -556,6 +627,7 @@ impl RandomAccessFile for TieredFile {
             // Past the end: let the pread layer explain (truncated or replaced file).
             return self
                 .slow
+                .as_file()
                 .read_exact_at(&mut buf[n..], offset + n as u64, hint);
         }
         Ok(())

@@ -1,0 +1,169 @@
+//! Shared by the tests of remote table sources (`object_store.rs`,
+//! `http_mirror.rs`): `zugzwang tier build` and `serve` run as child
+//! processes, a replay of a request log against two servers, and the
+//! comparison of their answers. Needs `mod common; mod process;` beside it.
+
+#![allow(dead_code)]
+
+use std::{
+    io::Read,
+    net::{SocketAddr, TcpListener},
+    path::Path,
+    process::Command,
+};
+
+use crate::process::{self, Server};
+
+/// A port nobody listens on now, for a server a test starts.
+pub fn free_port() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("local addr")
+}
+
+/// Runs `zugzwang ARGS` to its end with `env` added; panics with its
+/// output if it fails. Returns what it printed.
+pub fn zugzwang(args: &[&str], env: &[(&str, String)]) -> String {
+    let mut command = process::binary();
+    command.args(args).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("run zugzwang");
+    assert!(
+        output.status.success(),
+        "zugzwang {}: {}\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `zugzwang serve ARGS` with `env` added, on a free port.
+pub fn serve(args: &[&str], env: &[(&str, String)]) -> Server {
+    let mut command = process::binary();
+    // Generous: a busy CI machine must not turn a slow answer into a 504.
+    command
+        .args(["serve", "--bind", "127.0.0.1:0", "--request-timeout", "120"])
+        .args(args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    Server::start(command)
+}
+
+/// One answer: its status, body and the reads `X-Probe-Reads` counted.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: u16,
+    pub body: String,
+    pub slow: u64,
+    pub gets: u64,
+}
+
+/// `GET path` on a fresh connection, with the read counts of its answer.
+pub fn ask(addr: SocketAddr, path: &str) -> Answer {
+    let mut stream = process::send_get(addr, path, true);
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("answer");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a response head");
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status");
+    let reads = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("x-probe-reads")
+                .then(|| value.trim().to_string())
+        })
+        .unwrap_or_default();
+    Answer {
+        status,
+        body: body.to_string(),
+        slow: field(&reads, "slow="),
+        gets: field(&reads, "gets="),
+    }
+}
+
+fn field(reads: &str, name: &str) -> u64 {
+    reads
+        .split(' ')
+        .find_map(|f| f.strip_prefix(name)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The API path of a FEN.
+pub fn api_path(fen: &str) -> String {
+    format!("/standard?fen={}", fen.trim().replace(' ', "_"))
+}
+
+/// Every `step`-th line of a request log, from `first`, as API paths.
+pub fn slice(log: &Path, first: usize, step: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(log).expect("request log");
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .skip(first)
+        .step_by(step)
+        .map(api_path)
+        .collect()
+}
+
+/// The answers of `paths`, asked one after the other.
+pub fn replay(addr: SocketAddr, paths: &[String]) -> Vec<Answer> {
+    paths.iter().map(|path| ask(addr, path)).collect()
+}
+
+/// Asserts `remote` answered as `local` did, byte for byte, and that no
+/// request of the remote sent more GETs than it made slow reads; returns
+/// the totals (slow reads of the local, GETs of the remote).
+pub fn assert_same(paths: &[String], local: &[Answer], remote: &[Answer]) -> (u64, u64) {
+    for ((path, local), remote) in paths.iter().zip(local).zip(remote) {
+        assert_eq!(
+            local.status, 200,
+            "{path}: the local server: {}",
+            local.body
+        );
+        assert_eq!(
+            (remote.status, &remote.body),
+            (local.status, &local.body),
+            "{path}: the remote source answered otherwise"
+        );
+        assert!(
+            remote.gets <= remote.slow,
+            "{path}: {} GETs for {} slow reads",
+            remote.gets,
+            remote.slow
+        );
+    }
+    (
+        local.iter().map(|a| a.slow).sum(),
+        remote.iter().map(|a| a.gets).sum(),
+    )
+}
+
+/// A replay's GETs against the local slow tier's slow reads over the same
+/// requests. Which probe of a request finds a block in the chunk cache
+/// depends on how its parallel probes interleave, which differs between
+/// the two (a remote read never runs in the no-wait pass), so the totals
+/// differ by a few reads either way from run to run (up to 2 % more GETs
+/// seen on the explore logs): 5 % is allowed.
+pub fn assert_gets_within(gets: u64, slow: u64) {
+    assert!(
+        gets * 100 <= slow * 105,
+        "{gets} GETs for the {slow} slow reads of the local tier"
+    );
+}
+
+/// Whether `command` runs (`--version` or the like succeeds).
+pub fn installed(program: &str, arg: &str) -> bool {
+    Command::new(program)
+        .arg(arg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
