@@ -143,6 +143,25 @@ fn an_http_mirror_answers_as_the_local_directory_does() {
 }
 
 #[test]
+fn tables_status_judges_a_mirror_by_its_listing() {
+    let mirror = Mirror::start(&tables_dir());
+    let url = mirror.url();
+    let local = zugzwang(
+        &["tables", "status", &tables_dir().display().to_string()],
+        &[],
+    );
+    let remote = zugzwang(&["tables", "status", &url], &[]);
+    let counts = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|line| line.starts_with(|c: char| c.is_ascii_digit()))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(counts(&local).len(), 5, "a row per piece count: {local}");
+    assert_eq!(counts(&remote), counts(&local), "{remote}");
+}
+
+#[test]
 fn a_mirror_that_is_gone_at_start_is_named() {
     let gone = free_port();
     let url = format!("http://{gone}/syzygy/");

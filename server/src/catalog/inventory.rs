@@ -8,7 +8,7 @@
 
 use std::{
     collections::{BTreeMap, BTreeSet},
-    fs,
+    fs, io,
     path::{Path, PathBuf},
 };
 
@@ -20,7 +20,11 @@ use crate::{
     catalog,
     dtm::{catalog::DtmInventory, format as prophet_format},
     progress::Progress,
-    store::{layout::table_files, quarantine::Quarantine},
+    store::{
+        layout::table_files,
+        quarantine::Quarantine,
+        remote::{RemoteSources, is_remote},
+    },
 };
 
 /// The survey of one or more directories, taken together as `serve` would.
@@ -157,6 +161,20 @@ pub fn survey(
     verify: bool,
     progress: &dyn Progress,
 ) -> Inventory {
+    survey_with(dirs, None, variant, verify, progress)
+}
+
+/// [`survey`], where some of `dirs` may be remote sources (`s3://`,
+/// `https://`) listed by `remote`: their objects are judged by name and
+/// size from the listing (a digest check would download every table; `tier
+/// build --from URL` does that once).
+pub fn survey_with(
+    dirs: &[PathBuf],
+    remote: Option<&RemoteSources>,
+    variant: Variant,
+    verify: bool,
+    progress: &dyn Progress,
+) -> Inventory {
     let catalog = catalog::of(variant);
     let mut inventory = Inventory {
         variant,
@@ -174,7 +192,7 @@ pub fn survey(
     };
     let mut candidates = Vec::new();
     for dir in dirs {
-        list_directory(catalog, dir, &mut inventory, &mut candidates);
+        list_directory(catalog, dir, remote, &mut inventory, &mut candidates);
     }
     if verify {
         candidates = verified(candidates, &mut inventory, progress);
@@ -194,11 +212,16 @@ pub fn survey(
 fn list_directory(
     catalog: &Catalog,
     dir: &Path,
+    remote: Option<&RemoteSources>,
     inventory: &mut Inventory,
     candidates: &mut Vec<Candidate>,
 ) {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
+    let files = match remote.filter(|_| is_remote(dir)) {
+        Some(remote) => remote_files(remote, dir),
+        None => local_files(dir),
+    };
+    let files = match files {
+        Ok(files) => files,
         Err(err) => {
             inventory.unreadable.push(Unreadable {
                 path: dir.to_path_buf(),
@@ -207,11 +230,11 @@ fn list_directory(
             return;
         }
     };
-    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    for path in paths {
-        let meta = match fs::metadata(&path) {
-            Ok(meta) => meta,
+    for (path, size) in files {
+        let bytes = match size {
+            Ok(Some(bytes)) => bytes,
+            // Not a file (a subdirectory).
+            Ok(None) => continue,
             Err(err) => {
                 inventory.unreadable.push(Unreadable {
                     path,
@@ -220,11 +243,7 @@ fn list_directory(
                 continue;
             }
         };
-        if !meta.is_file() {
-            continue;
-        }
         let name = crate::store::layout::file_name(&path);
-        let bytes = meta.len();
         let Some(published) = catalog.published(&name) else {
             inventory.unknown.push(Unknown {
                 file: name,
@@ -254,6 +273,39 @@ fn list_directory(
             });
         }
     }
+}
+
+/// A file's size, `None` for what is not a file.
+type Listed = (PathBuf, io::Result<Option<u64>>);
+
+/// The entries of a directory, sorted, with their sizes.
+fn local_files(dir: &Path) -> io::Result<Vec<Listed>> {
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    Ok(paths
+        .into_iter()
+        .map(|path| {
+            let size = fs::metadata(&path).map(|meta| meta.is_file().then_some(meta.len()));
+            (path, size)
+        })
+        .collect())
+}
+
+/// The objects directly under a remote source's "directory", with the
+/// sizes its listing at start gave.
+fn remote_files(remote: &RemoteSources, dir: &Path) -> io::Result<Vec<Listed>> {
+    let mut paths = remote.read_dir(dir)?;
+    paths.sort();
+    Ok(paths
+        .into_iter()
+        .map(|path| {
+            let size = Ok(remote.stat(&path).ok().map(|listed| listed.size));
+            (path, size)
+        })
+        .collect())
 }
 
 /// The candidates whose digest is the published one; the others go to damaged.

@@ -12,7 +12,7 @@ use std::{
 use app::variant::Variant;
 
 use super::{
-    StateDirArg,
+    RemoteArgs, StateDirArg,
     output::{Bar, human},
 };
 use crate::{
@@ -29,7 +29,11 @@ use crate::{
         selection::{self, SelectionError, parse_pieces},
     },
     progress::{Progress, Silent},
-    store::{layout, quarantine::Quarantine},
+    store::{
+        layout,
+        quarantine::Quarantine,
+        remote::{self, RemoteError, RemoteSources},
+    },
     upstream::store::{self as upstream_store, StoreSize},
 };
 
@@ -52,8 +56,10 @@ pub enum TablesCommand {
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
     /// Table directories, taken together as `serve --tables` takes them
-    /// (default: the current directory, unless only --dtm is given).
-    #[arg(value_name = "DIR")]
+    /// (default: the current directory, unless only --dtm is given); also
+    /// remote sources (`s3://BUCKET/PREFIX`, `https://host/path/`), judged
+    /// by their listing's names and sizes.
+    #[arg(value_name = "DIR|URL")]
     pub dirs: Vec<PathBuf>,
     /// Prophet DTM directories, as `serve --dtm` takes them (files
     /// `*.egtb.bz`, flat or in the generator's `Nmen/Mpawns/`
@@ -79,6 +85,8 @@ pub struct StatusArgs {
     /// directories (as `serve --state-dir`).
     #[command(flatten)]
     pub state: StateDirArg,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -136,6 +144,12 @@ pub enum TablesError {
     Selection(#[from] SelectionError),
     #[error(transparent)]
     Fetch(#[from] FetchError),
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    #[error(
+        "--verify reads table directories only, not {0}: `zugzwang tier build --from {0} --to FAST_DIR` checks every table of a remote source against its published digest"
+    )]
+    VerifyRemote(String),
     #[error(
         "{failed} of {total} files could not be fetched (each named above with what to do); the others are complete and verified"
     )]
@@ -164,7 +178,19 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
         Some(bar) => bar,
         None => &Silent,
     };
-    let mut inventory = inventory::survey(&dirs, args.variant, args.verify, progress);
+    let remote = RemoteSources::connect(&dirs, &args.remote.options(4))?;
+    if args.verify
+        && let Some(url) = dirs.iter().find(|dir| remote::is_remote(dir))
+    {
+        return Err(TablesError::VerifyRemote(url.display().to_string()));
+    }
+    let mut inventory = inventory::survey_with(
+        &dirs,
+        remote.as_deref(),
+        args.variant,
+        args.verify,
+        progress,
+    );
     if !args.dtm.is_empty() {
         inventory.dtm = Some(prophet::survey(&args.dtm, args.verify, progress));
     }
