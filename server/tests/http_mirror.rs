@@ -22,10 +22,11 @@ use std::{
 use axum::{Router, extract::Request, middleware::Next, response::Html, routing::get};
 use remote_support::*;
 
-/// An HTTP mirror of `dir` on loopback: an index page linking its files
+/// An HTTP mirror of `dir` (at `/NAME/`, NAME its own) on loopback: an index page linking its files
 /// (as nginx's `autoindex` does), the files with Range; counts ranged GETs.
 struct Mirror {
     addr: SocketAddr,
+    name: String,
     ranged_gets: Arc<AtomicU64>,
     _runtime: tokio::runtime::Runtime,
 }
@@ -41,12 +42,20 @@ impl Mirror {
             .iter()
             .map(|name| format!("<a href=\"{name}\">{name}</a>\n"))
             .collect();
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("a directory name")
+            .to_string();
         let index =
             format!("<html><body><pre><a href=\"../\">../</a>\n{links}</pre></body></html>");
         let ranged_gets = Arc::new(AtomicU64::new(0));
         let counted = Arc::clone(&ranged_gets);
         let app = Router::new()
-            .route("/tables/", get(move || async move { Html(index) }))
+            .route(
+                &format!("/{name}/"),
+                get(move || async move { Html(index) }),
+            )
             .fallback_service(tower_http::services::ServeDir::new(
                 dir.parent().expect("the tables' parent"),
             ))
@@ -75,13 +84,47 @@ impl Mirror {
         });
         Mirror {
             addr,
+            name,
             ranged_gets,
             _runtime: runtime,
         }
     }
 
     fn url(&self) -> String {
-        format!("http://{}/tables/", self.addr)
+        format!("http://{}/{}/", self.addr, self.name)
+    }
+}
+
+/// Fast tiers built by `tier build` from the directory and from its mirror.
+struct Tiers {
+    local: tempfile::TempDir,
+    remote: tempfile::TempDir,
+    /// What `tier build --from URL` printed.
+    remote_output: String,
+}
+
+impl Tiers {
+    fn build(tables: &str, url: &str) -> Tiers {
+        let local = tempfile::tempdir().expect("temp dir");
+        let remote = tempfile::tempdir().expect("temp dir");
+        let to = |dir: &tempfile::TempDir| dir.path().display().to_string();
+        zugzwang(
+            &["tier", "build", "--from", tables, "--to", &to(&local)],
+            &[],
+        );
+        let remote_output = zugzwang(&["tier", "build", "--from", url, "--to", &to(&remote)], &[]);
+        Tiers {
+            local,
+            remote,
+            remote_output,
+        }
+    }
+
+    fn dirs(&self) -> (String, String) {
+        (
+            self.local.path().display().to_string(),
+            self.remote.path().display().to_string(),
+        )
     }
 }
 
@@ -94,19 +137,9 @@ fn an_http_mirror_answers_as_the_local_directory_does() {
     let mirror = Mirror::start(&tables_dir());
     let url = mirror.url();
     let tables = tables_dir().display().to_string();
-    let local_fast = tempfile::tempdir().expect("temp dir");
-    let remote_fast = tempfile::tempdir().expect("temp dir");
-    let local_fast_dir = local_fast.path().display().to_string();
-    let remote_fast_dir = remote_fast.path().display().to_string();
-
-    zugzwang(
-        &["tier", "build", "--from", &tables, "--to", &local_fast_dir],
-        &[],
-    );
-    let built = zugzwang(
-        &["tier", "build", "--from", &url, "--to", &remote_fast_dir],
-        &[],
-    );
+    let tiers = Tiers::build(&tables, &url);
+    let built = &tiers.remote_output;
+    let (local_fast_dir, remote_fast_dir) = tiers.dirs();
     let tables_there = std::fs::read_dir(tables_dir())
         .expect("the tables")
         .filter(|e| {
@@ -140,6 +173,33 @@ fn an_http_mirror_answers_as_the_local_directory_does() {
         seen, gets,
         "the mirror saw other GETs than the server counted"
     );
+}
+
+#[test]
+fn atomic_tables_on_a_mirror_answer_as_the_local_directory_does() {
+    let dir = common::atomic_tables_dir();
+    let mirror = Mirror::start(&dir);
+    let url = mirror.url();
+    let tables = dir.display().to_string();
+    let tiers = Tiers::build(&tables, &url);
+    let (local_fast_dir, remote_fast_dir) = tiers.dirs();
+    let local = serve(&["--atomic", &tables, "--fast", &local_fast_dir], &[]);
+    let remote = serve(&["--atomic", &url, "--fast", &remote_fast_dir], &[]);
+    let text = std::fs::read_to_string(common::fixture("atomic-34.csv")).expect("positions");
+    let paths: Vec<String> = text
+        .lines()
+        .skip(1)
+        .step_by(3)
+        .filter_map(|line| line.split(',').next())
+        .map(|fen| format!("/atomic?fen={}", fen.replace(' ', "_")))
+        .collect();
+    assert!(paths.len() > 90, "{} positions", paths.len());
+    let (_, gets) = assert_same(
+        &paths,
+        &replay(local.addr, &paths),
+        &replay(remote.addr, &paths),
+    );
+    assert!(gets > 0, "no GET was counted:\n{}", remote.log());
 }
 
 #[test]

@@ -148,12 +148,14 @@ pub fn assert_same(paths: &[String], local: &[Answer], remote: &[Answer]) -> (u6
 /// A replay's GETs against the local slow tier's slow reads over the same
 /// requests. Which probe of a request finds a block in the chunk cache
 /// depends on how its parallel probes interleave, which differs between
-/// the two (a remote read never runs in the no-wait pass), so the totals
-/// differ by a few reads either way from run to run (up to 2 % more GETs
-/// seen on the explore logs): 5 % is allowed.
+/// the two (a remote read never runs in the no-wait pass) and from run to
+/// run: the local tier's count alone moved by 7 % between runs of the same
+/// replay (519 to 556 slow reads), the GETs by 1 % (541 to 548). So 10 %
+/// more GETs than this run's local slow reads are allowed; every request's
+/// GETs are at most its own slow reads (`assert_same`).
 pub fn assert_gets_within(gets: u64, slow: u64) {
     assert!(
-        gets * 100 <= slow * 105,
+        gets * 100 <= slow * 110,
         "{gets} GETs for the {slow} slow reads of the local tier"
     );
 }
