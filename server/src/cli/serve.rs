@@ -256,6 +256,7 @@ pub async fn serve_with(
         tracing::info!("using the listening socket passed by systemd (--bind is ignored)");
     }
     tracing::info!("serving on http://{addr}");
+    crate::store::embedded::unmap_dtm_tables();
     let connections = Connections::new(ConnectionLimits {
         header_timeout: args.header_timeout,
         idle_timeout: args.idle_timeout,

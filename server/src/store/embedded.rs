@@ -41,6 +41,15 @@ fn directory_of(path: &Path) -> Option<(&'static Dir<'static>, &Path)> {
     Some((&TABLES, name))
 }
 
+/// Gives back the pages of the embedded DTM tables that are mapped now:
+/// their reads go to the executable's file (`executable`), but the kernel
+/// maps large parts of them around other data the binary reads at start.
+pub fn unmap_dtm_tables() {
+    for file in PROPHET_TABLES.files() {
+        super::executable::unmap(file.contents());
+    }
+}
+
 #[derive(Debug, Default, Clone, Copy)]
 pub struct EmbeddedFilesystem;
 
@@ -110,6 +119,22 @@ mod tests {
                 located.read_from_file(),
                 "{} is in the binary's file",
                 path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn unmapping_the_dtm_tables_keeps_their_bytes() {
+        let before: Vec<Vec<u8>> = PROPHET_TABLES
+            .files()
+            .map(|file| file.contents().to_vec())
+            .collect();
+        unmap_dtm_tables();
+        for (file, bytes) in PROPHET_TABLES.files().zip(&before) {
+            assert!(
+                file.contents() == bytes.as_slice(),
+                "{}",
+                file.path().display()
             );
         }
     }

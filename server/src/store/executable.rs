@@ -94,6 +94,26 @@ impl StaticBytes {
     }
 }
 
+/// Drops the process's mappings of the whole pages within `bytes` (they
+/// stay in the page cache): pages the kernel mapped around other reads of
+/// the binary's data at start (it maps whole large folios, not just the
+/// page asked for), which [`StaticBytes::read_at`] will never touch.
+pub fn unmap(bytes: &'static [u8]) {
+    let page = 4096;
+    let start = (bytes.as_ptr() as usize).next_multiple_of(page);
+    let end = (bytes.as_ptr() as usize + bytes.len()) / page * page;
+    if end <= start {
+        return;
+    }
+    // SAFETY: the range lies within `bytes`, read-only data of the binary
+    // that is never written: dropping its pages only means that a later
+    // access maps them again from the page cache, with the same bytes.
+    // A failure changes nothing, so it is ignored.
+    unsafe {
+        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
+    }
+}
+
 fn executable() -> Option<&'static Executable> {
     EXECUTABLE.get_or_init(open_executable).as_ref()
 }
