@@ -13,6 +13,7 @@
 
 mod common;
 mod process;
+mod upstream_support;
 
 use std::{
     collections::{HashMap, HashSet},
@@ -26,11 +27,12 @@ use axum::{
     Router,
     body::Body,
     extract::{Query, State},
-    http::{HeaderMap, StatusCode, Uri, header},
+    http::{StatusCode, Uri, header},
     response::{IntoResponse, Response},
 };
 use process::Server;
 use server::upstream::gaps::{self, LocalCoverage};
+use upstream_support::{api, client, fetch, try_fetch};
 
 /// The Lucena position (KRPvKR): the embedded tables have no 5-piece table.
 const LUCENA: &str = "1K1k4/1P6/8/8/8/8/r7/2R5 w - - 0 1";
@@ -53,10 +55,6 @@ fn fen4(fen: &str) -> String {
         .take(4)
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn api(path: &str, fen: &str) -> String {
-    format!("{path}?fen={}", fen.replace(' ', "_"))
 }
 
 /// What the fake upstream does with the next requests.
@@ -254,84 +252,6 @@ async fn fake_answer(
             }
         }
     }
-}
-
-/// One answer of a server: status, headers, body, and how long it took.
-struct Got {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Vec<u8>,
-    took: Duration,
-}
-
-impl Got {
-    fn header(&self, name: &str) -> Option<String> {
-        self.headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    }
-
-    fn is_upstream(&self) -> bool {
-        self.header("x-source").as_deref() == Some("upstream")
-    }
-
-    /// Why the answer is the local one: it must be, and must say why.
-    fn local_because(&self) -> String {
-        assert!(!self.is_upstream(), "{:?}", self.headers);
-        self.header("x-upstream-unavailable")
-            .expect("the reason in X-Upstream-Unavailable")
-    }
-
-    fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body).expect("a JSON body")
-    }
-}
-
-fn client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(process::PATIENCE)
-        // Below the server's idle timeout (5 s): a connection it is closing
-        // is never picked for the next request.
-        .pool_idle_timeout(Duration::from_secs(2))
-        .build()
-        .expect("client")
-}
-
-async fn fetch(
-    client: &reqwest::Client,
-    addr: SocketAddr,
-    path: &str,
-    headers: &[(&str, &str)],
-) -> Got {
-    try_fetch(client, addr, path, headers)
-        .await
-        .unwrap_or_else(|err| panic!("{path}: {err}"))
-}
-
-async fn try_fetch(
-    client: &reqwest::Client,
-    addr: SocketAddr,
-    path: &str,
-    headers: &[(&str, &str)],
-) -> Result<Got, reqwest::Error> {
-    let started = Instant::now();
-    let mut request = client.get(format!("http://{addr}{path}"));
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request.send().await?;
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response.bytes().await?.to_vec();
-    Ok(Got {
-        status,
-        headers,
-        body,
-        took: started.elapsed(),
-    })
 }
 
 /// A `zugzwang serve` asking `upstream`, its store in `state`.

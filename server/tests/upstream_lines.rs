@@ -15,6 +15,7 @@
 
 mod common;
 mod process;
+mod upstream_support;
 
 use std::{
     net::SocketAddr,
@@ -27,71 +28,20 @@ use std::{
 
 use axum::{
     Router,
-    http::{HeaderMap, StatusCode, Uri, header},
+    http::{StatusCode, Uri, header},
     response::IntoResponse,
 };
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position, fen::Fen, uci::UciMove};
+use upstream_support::{api, client, fetch};
 
 /// The Lucena position (KRPvKR): the embedded tables have no 5-piece table.
 const LUCENA: &str = "1K1k4/1P6/8/8/8/8/r7/2R5 w - - 0 1";
 /// KBBvKB, Black to move: 5 pieces as well.
 const KBB_KB: &str = "8/bB6/8/6B1/2K5/8/8/6k1 b - - 0 1";
 
-struct Got {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Vec<u8>,
-    took: Duration,
-}
-
-impl Got {
-    fn header(&self, name: &str) -> Option<String> {
-        self.headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    }
-
-    fn is_upstream(&self) -> bool {
-        self.header("x-source").as_deref() == Some("upstream")
-    }
-}
-
-fn client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(process::PATIENCE)
-        .pool_idle_timeout(Duration::from_secs(2))
-        .build()
-        .expect("client")
-}
-
-async fn fetch(client: &reqwest::Client, addr: SocketAddr, path: &str) -> Got {
-    let started = Instant::now();
-    let response = client
-        .get(format!("http://{addr}{path}"))
-        .send()
-        .await
-        .unwrap_or_else(|err| panic!("{path}: {err}"));
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = response.bytes().await.expect("body").to_vec();
-    Got {
-        status,
-        headers,
-        body,
-        took: started.elapsed(),
-    }
-}
-
-fn api(path: &str, fen: &str) -> String {
-    format!("{path}?fen={}", fen.replace(' ', "_"))
-}
-
 /// The sum of the `/metrics` samples whose line starts with `prefix`.
 async fn metric_sum(client: &reqwest::Client, addr: SocketAddr, prefix: &str) -> f64 {
-    let text = String::from_utf8(fetch(client, addr, "/metrics").await.body).expect("text");
+    let text = String::from_utf8(fetch(client, addr, "/metrics", &[]).await.body).expect("text");
     text.lines()
         .filter(|line| line.starts_with(prefix))
         .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
@@ -157,11 +107,21 @@ fn lines_from_upstream_are_asked_within_its_budget() {
     let a = process::serve(&["--upstream", &b_url, "--state-dir", &a_state_arg]);
 
     // The mainline: one request to B, its answer byte for byte.
-    let line = runtime.block_on(fetch(&http, a.addr, &api("/standard/mainline", LUCENA)));
+    let line = runtime.block_on(fetch(
+        &http,
+        a.addr,
+        &api("/standard/mainline", LUCENA),
+        &[],
+    ));
     assert_eq!(line.status, StatusCode::OK, "{}", a.log());
     assert!(line.is_upstream(), "{:?}", line.headers);
     assert_eq!(line.header("x-upstream-host"), Some(b.addr.to_string()));
-    let from_b = runtime.block_on(fetch(&http, b.addr, &api("/standard/mainline", LUCENA)));
+    let from_b = runtime.block_on(fetch(
+        &http,
+        b.addr,
+        &api("/standard/mainline", LUCENA),
+        &[],
+    ));
     assert_eq!(line.body, from_b.body);
     let mainline: serde_json::Value = serde_json::from_slice(&line.body).expect("json");
     let ucis: Vec<String> = mainline["mainline"]
@@ -185,7 +145,7 @@ fn lines_from_upstream_are_asked_within_its_budget() {
     let mut upstream = 0;
     let mut local = Vec::new();
     for fen in &positions {
-        let got = runtime.block_on(fetch(&http, a.addr, &api("/standard", fen)));
+        let got = runtime.block_on(fetch(&http, a.addr, &api("/standard", fen), &[]));
         assert_eq!(got.status, StatusCode::OK, "{fen}");
         if got.is_upstream() {
             upstream += 1;
@@ -222,7 +182,12 @@ fn lines_from_upstream_are_asked_within_its_budget() {
     std::thread::sleep(Duration::from_secs(3));
     let before = runtime.block_on(asked_of(&http, b.addr, "/standard/fastest-mate"));
     for fen in [LUCENA, KBB_KB] {
-        let got = runtime.block_on(fetch(&http, a.addr, &api("/standard/fastest-mate", fen)));
+        let got = runtime.block_on(fetch(
+            &http,
+            a.addr,
+            &api("/standard/fastest-mate", fen),
+            &[],
+        ));
         assert_eq!(got.status, StatusCode::NOT_FOUND, "{fen}");
         let why = got.header("x-upstream-unavailable").expect("why");
         assert!(why.contains("does not answer this (404"), "{why}");
@@ -283,7 +248,12 @@ fn a_route_the_upstream_lacks_is_not_asked_again() {
         ]);
         let http = client();
         for fen in [LUCENA, KBB_KB] {
-            let got = runtime.block_on(fetch(&http, a.addr, &api("/standard/fastest-mate", fen)));
+            let got = runtime.block_on(fetch(
+                &http,
+                a.addr,
+                &api("/standard/fastest-mate", fen),
+                &[],
+            ));
             assert_eq!(got.status, StatusCode::NOT_FOUND, "{fen}");
             assert!(got.header("x-upstream-unavailable").is_some(), "{fen}");
         }
@@ -317,6 +287,7 @@ fn a_page_whose_upstream_cannot_be_asked_is_asked_again() {
         &http,
         a.addr,
         &format!("/?fen={}", LUCENA.replace(' ', "_")),
+        &[],
     ));
     assert_eq!(page.status, StatusCode::OK);
     let html = String::from_utf8_lossy(&page.body);
@@ -327,7 +298,7 @@ fn a_page_whose_upstream_cannot_be_asked_is_asked_again() {
     );
     assert!(!html.contains("answer from"), "{html}");
     assert!(page.took < Duration::from_secs(5), "{:?}", page.took);
-    let api = runtime.block_on(fetch(&http, a.addr, &api("/standard", LUCENA)));
+    let api = runtime.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
     assert!(api.header("x-upstream-unavailable").is_some());
     // The API's JSON stays lila's: the mark is the header's.
     assert!(!String::from_utf8_lossy(&api.body).contains("ask_again"));
