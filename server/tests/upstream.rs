@@ -254,6 +254,9 @@ async fn fake_answer(
     }
 }
 
+/// A budget no test below runs out of: they test what comes back, not the bucket.
+const GENEROUS_BUDGET: &[&str] = &["--upstream-rate", "50", "--upstream-burst", "50"];
+
 /// A `zugzwang serve` asking `upstream`, its store in `state`.
 fn serve_asking(upstream: &str, state: &Path, extra: &[&str]) -> Server {
     let state = state.to_string_lossy();
@@ -592,11 +595,7 @@ fn a_failing_upstream_opens_the_breaker() {
     fake.set(Mode::Fail500);
     let state = tempfile::tempdir().expect("temp dir");
     let http = client();
-    let a = serve_asking(
-        &fake.url(),
-        state.path(),
-        &["--upstream-rate", "50", "--upstream-burst", "50"],
-    );
+    let a = serve_asking(&fake.url(), state.path(), GENEROUS_BUDGET);
     for _ in 0..5 {
         let got = fake.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
         assert_eq!(got.status, StatusCode::OK);
@@ -654,11 +653,7 @@ fn a_poisoned_or_malformed_answer_is_refused_and_not_kept() {
     let fake = Fake::start();
     let state = tempfile::tempdir().expect("temp dir");
     let http = client();
-    let a = serve_asking(
-        &fake.url(),
-        state.path(),
-        &["--upstream-rate", "50", "--upstream-burst", "50"],
-    );
+    let a = serve_asking(&fake.url(), state.path(), GENEROUS_BUDGET);
     for (mode, words) in [(Mode::Poison, "missing"), (Mode::Garbage, "not JSON")] {
         fake.set(mode);
         let got = fake.block_on(fetch(&http, a.addr, &api("/standard", LUCENA), &[]));
@@ -697,11 +692,7 @@ fn redirects_stay_on_the_upstream_host_and_oversized_answers_are_refused() {
     let elsewhere = Fake::start();
     let state = tempfile::tempdir().expect("temp dir");
     let http = client();
-    let a = serve_asking(
-        &fake.url(),
-        state.path(),
-        &["--upstream-rate", "50", "--upstream-burst", "50"],
-    );
+    let a = serve_asking(&fake.url(), state.path(), GENEROUS_BUDGET);
     // To another host (`localhost` is not the `127.0.0.1` given): refused.
     fake.set(Mode::Redirect(format!(
         "http://localhost:{}",
@@ -930,11 +921,7 @@ fn an_upstream_answer_that_lacks_what_the_local_tables_know_is_not_taken() {
     let fake = Fake::start();
     let state = tempfile::tempdir().expect("temp dir");
     let http = client();
-    let a = serve_asking(
-        &fake.url(),
-        state.path(),
-        &["--upstream-rate", "50", "--upstream-burst", "50"],
-    );
+    let a = serve_asking(&fake.url(), state.path(), GENEROUS_BUDGET);
     // It knows the root but not Kxd2, which the embedded tables know.
     fake.set(Mode::Forgetful);
     let got = fake.block_on(fetch(&http, a.addr, &api("/standard", CAPTURE), &[]));
