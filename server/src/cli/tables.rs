@@ -27,12 +27,13 @@ use crate::{
     fetch::{
         self, Done, FetchError, FetchOptions, Summary,
         selection::{self, SelectionError, parse_pieces},
+        upload::{self, Source, Target, TargetError, UploadSummary, Uploaded},
     },
     progress::{Progress, Silent},
     store::{
         layout,
         quarantine::Quarantine,
-        remote::{self, RemoteError, RemoteSources},
+        remote::{self, RemoteError, RemoteSources, RemoteUrl},
     },
     upstream::store::{self as upstream_store, StoreSize},
 };
@@ -49,7 +50,11 @@ pub enum TablesCommand {
     /// atomic and antichess; with --dtm, Prophet DTM files against the md5
     /// the mirror's MD5SUMS lists) before it appears under its real name,
     /// with its block checksums (recorded in .zugzwang/ beside it from the
-    /// same bytes, as `verify --init` does).
+    /// same bytes, as `verify --init` does). With --to s3://BUCKET/PREFIX,
+    /// upload them into an object store instead, from the mirror or from
+    /// a local table directory (--from DIR): each file checked against its
+    /// published digest before its upload completes; a rerun skips the
+    /// objects already complete and continues a cut multipart upload.
     Fetch(FetchArgs),
 }
 
@@ -106,12 +111,30 @@ pub struct FetchArgs {
     /// URL/NAME.rtbw (.atbw, .gtbw, .stbw; with --dtm, URL/MD5SUMS and the
     /// paths it lists). Repeat it for a mirror that keeps WDL and DTZ files,
     /// or antichess tables with and without pawns, in separate directories:
-    /// a file is asked of the next while one answers 404.
-    #[arg(long, value_name = "URL", required = true)]
+    /// a file is asked of the next while one answers 404. With --to
+    /// s3://…, also a local table directory (without --pieces or --only:
+    /// every published table in it).
+    #[arg(long, value_name = "URL|DIR", required = true)]
     pub from: Vec<String>,
-    /// Directory to put the tables in (created if missing).
-    #[arg(long, value_name = "DIR")]
+    /// Directory to put the tables in (created if missing), or an S3
+    /// object store, s3://BUCKET/PREFIX (credentials and region from
+    /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION; see
+    /// --s3-endpoint). Each object records the digest it was checked
+    /// against (x-amz-meta-sha256, -md5); a mirror's files pass through
+    /// the state directory's uploads/BUCKET/.staging, `--jobs` at a time.
+    #[arg(long, value_name = "DIR|URL")]
     pub to: PathBuf,
+    /// With --to s3://: files larger than this are sent as a multipart
+    /// upload of parts this large, journalled after each part in the
+    /// state directory's uploads/ (see --state-dir), so that a cut upload
+    /// continues where it stopped. At least 5 (S3's smallest part).
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(5..=5120))]
+    pub part_size_mib: u64,
+    /// Where upload journals and staged files are kept (with --to s3://).
+    #[command(flatten)]
+    pub state: StateDirArg,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// Whole piece counts, joined by '-': 3-4-5, 3-4, 6, 7 (atomic: 3-4-5;
     /// antichess: 2-3-4, as far as the shipped md5 lists go; --dtm: those
     /// the mirror's MD5SUMS lists, e.g. 2-3-4).
@@ -146,6 +169,28 @@ pub enum TablesError {
     Fetch(#[from] FetchError),
     #[error(transparent)]
     Remote(#[from] RemoteError),
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error(
+        "{failed} of {total} files were not uploaded ({damaged} of them damaged), each named above; the others are in the store, verified; run the same command again to continue"
+    )]
+    NotUploaded {
+        failed: usize,
+        damaged: usize,
+        total: usize,
+    },
+    #[error(
+        "--dtm with --to s3://: Prophet DTM files (25 MB for 2-4 pieces) are served from local disk only; fetch them with --to DIR"
+    )]
+    DtmToStore,
+    #[error("no published {variant} tables in {}: nothing to upload", .dir.display())]
+    NoTables { dir: PathBuf, variant: Variant },
+    #[error("--from {0}: not a directory; give a table directory or a mirror's URL")]
+    FromNotDirectory(String),
+    #[error(
+        "--from takes either one local table directory (with --to s3://) or mirror URLs, not both"
+    )]
+    FromMixed,
     #[error(
         "--verify reads table directories only, not {0}: `zugzwang tier build --from {0} --to FAST_DIR` checks every table of a remote source against its published digest"
     )]
@@ -498,6 +543,9 @@ fn collapse_pairs(catalog: &Catalog, files: &[String]) -> Vec<String> {
 }
 
 async fn fetch_tables(args: FetchArgs) -> Result<(), TablesError> {
+    if let Some(url) = RemoteUrl::of_path(&args.to) {
+        return upload_tables(args, url?).await;
+    }
     let from = args
         .from
         .iter()
@@ -594,33 +642,15 @@ async fn fetch_dtm(args: FetchArgs, from: Vec<reqwest::Url>) -> Result<(), Table
 /// Per piece count: files fetched, already there, failed; then each failure.
 pub fn render_summary(summary: &Summary) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<7} {:>7} {:>8} {:>14} {:>7}",
-        "pieces", "files", "fetched", "already there", "failed"
-    );
-    let counts: BTreeSet<usize> = summary.files.iter().map(|f| f.pieces).collect();
-    let rows = counts
-        .iter()
-        .map(|&pieces| (pieces.to_string(), Some(pieces)))
-        .chain([("total".to_string(), None)]);
-    for (label, pieces) in rows {
-        let of = |want: fn(&Result<Done, fetch::TransferError>) -> bool| {
-            summary
-                .files
-                .iter()
-                .filter(|f| pieces.is_none_or(|p| f.pieces == p) && want(&f.result))
-                .count()
+    let outcomes = summary.files.iter().map(|f| {
+        let outcome = match f.result {
+            Ok(Done::Fetched(_)) => Outcome::Moved,
+            Ok(Done::AlreadyComplete { .. }) => Outcome::AlreadyThere,
+            Err(_) => Outcome::Failed,
         };
-        let _ = writeln!(
-            out,
-            "{label:<7} {:>7} {:>8} {:>14} {:>7}",
-            of(|_| true),
-            of(|r| matches!(r, Ok(Done::Fetched(_)))),
-            of(|r| matches!(r, Ok(Done::AlreadyComplete { .. }))),
-            of(|r| r.is_err()),
-        );
-    }
+        (f.pieces, outcome)
+    });
+    render_counts(&mut out, "fetched", &outcomes.collect::<Vec<_>>());
     let seconds = summary.elapsed.as_secs_f64();
     let _ = writeln!(
         out,
@@ -650,6 +680,183 @@ pub fn render_summary(summary: &Summary) -> String {
     }
     for failure in summary.failures() {
         let _ = writeln!(out, "FAILED {failure}");
+    }
+    out
+}
+
+/// How one file of a fetch or an upload ended, for the table of counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Fetched, or uploaded.
+    Moved,
+    AlreadyThere,
+    Failed,
+}
+
+/// Per piece count and in all: files, moved (`verb`), already there, failed.
+fn render_counts(out: &mut String, verb: &str, outcomes: &[(usize, Outcome)]) {
+    let _ = writeln!(
+        out,
+        "{:<7} {:>7} {verb:>8} {:>14} {:>7}",
+        "pieces", "files", "already there", "failed"
+    );
+    let counts: BTreeSet<usize> = outcomes.iter().map(|(pieces, _)| *pieces).collect();
+    let rows = counts
+        .iter()
+        .map(|&pieces| (pieces.to_string(), Some(pieces)))
+        .chain([("total".to_string(), None)]);
+    for (label, pieces) in rows {
+        let of = |want: Option<Outcome>| {
+            outcomes
+                .iter()
+                .filter(|(p, o)| pieces.is_none_or(|n| n == *p) && want.is_none_or(|w| w == *o))
+                .count()
+        };
+        let _ = writeln!(
+            out,
+            "{label:<7} {:>7} {:>8} {:>14} {:>7}",
+            of(None),
+            of(Some(Outcome::Moved)),
+            of(Some(Outcome::AlreadyThere)),
+            of(Some(Outcome::Failed)),
+        );
+    }
+}
+
+/// `tables fetch --to s3://…`: the selection, the store tried with one
+/// LIST, the uploads, the summary.
+async fn upload_tables(args: FetchArgs, url: RemoteUrl) -> Result<(), TablesError> {
+    if args.dtm {
+        return Err(TablesError::DtmToStore);
+    }
+    let catalog = catalog::of(args.variant);
+    let source_dir = local_source(&args.from)?;
+    let pieces = args.pieces.clone().unwrap_or_default();
+    let tables = match &source_dir {
+        Some(dir) if pieces.is_empty() && args.only.is_empty() => {
+            let found =
+                upload::tables_in(catalog, dir).map_err(|source| FetchError::Directory {
+                    dir: dir.clone(),
+                    source,
+                })?;
+            if found.is_empty() {
+                return Err(TablesError::NoTables {
+                    dir: dir.clone(),
+                    variant: args.variant,
+                });
+            }
+            match args.with_dependencies {
+                true => catalog.with_dependencies(found),
+                false => found,
+            }
+        }
+        _ => selection::select(catalog, &pieces, &args.only, args.with_dependencies)?,
+    };
+    let files = fetch::planned_files(catalog, &tables);
+    let jobs = usize::from(args.jobs);
+    let mut options = args.remote.options(jobs);
+    // A part of 64 MiB takes seconds; a GET's five would cut it.
+    options.timeout = options.timeout.max(UPLOAD_TIMEOUT);
+    let part_size = args.part_size_mib << 20;
+    let target = Target::connect(url, &options, part_size, args.state.resolve()).await?;
+    let source = match source_dir {
+        Some(dir) => Source::Directory(dir),
+        None => Source::Mirror {
+            client: fetch::client()?,
+            from: args
+                .from
+                .iter()
+                .map(|url| fetch::base_url(url))
+                .collect::<Result<_, _>>()?,
+            staging: upload::staging_dir(&target),
+        },
+    };
+    let bytes: u64 = files.iter().filter_map(|f| f.size).sum();
+    println!(
+        "{} {} tables, {} files ({}) into {}: objects already complete are skipped; files over {} MiB go in parts, journalled in {}",
+        tables.len(),
+        args.variant,
+        files.len(),
+        human(bytes),
+        target.url(),
+        args.part_size_mib,
+        target.journal_dir().display()
+    );
+    let summary = upload::upload_all(&target, &source, files, jobs, &Bar::new()).await;
+    print!("{}", render_upload_summary(&summary));
+    let failed = summary.failures().count();
+    if failed > 0 {
+        return Err(TablesError::NotUploaded {
+            failed,
+            damaged: summary.failures().filter(|e| e.is_damage()).count(),
+            total: summary.files.len(),
+        });
+    }
+    Ok(())
+}
+
+/// How long one request of an upload (a part) may take, retries included.
+const UPLOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The local table directory `--from` names, if it names one (mirror
+/// URLs otherwise; the two do not mix).
+fn local_source(from: &[String]) -> Result<Option<PathBuf>, TablesError> {
+    let is_url = |text: &str| text.starts_with("http://") || text.starts_with("https://");
+    match from {
+        [one] if !is_url(one) => {
+            let dir = PathBuf::from(one);
+            match std::fs::metadata(&dir) {
+                Ok(meta) if meta.is_dir() => Ok(Some(dir)),
+                Ok(_) => Err(TablesError::FromNotDirectory(one.clone())),
+                Err(source) => Err(FetchError::Directory { dir, source }.into()),
+            }
+        }
+        _ if from.iter().all(|f| is_url(f)) => Ok(None),
+        _ => Err(TablesError::FromMixed),
+    }
+}
+
+/// Per piece count: files uploaded, already there, failed; what was sent;
+/// then each damaged file and each failure.
+pub fn render_upload_summary(summary: &UploadSummary) -> String {
+    let mut out = String::new();
+    let outcomes = summary.files.iter().map(|f| {
+        let outcome = match f.result {
+            Ok(Uploaded::Sent { .. }) => Outcome::Moved,
+            Ok(Uploaded::AlreadyComplete) => Outcome::AlreadyThere,
+            Err(_) => Outcome::Failed,
+        };
+        (f.pieces, outcome)
+    });
+    render_counts(&mut out, "uploaded", &outcomes.collect::<Vec<_>>());
+    let (sent, continued) = summary.sent();
+    let seconds = summary.elapsed.as_secs_f64();
+    let _ = write!(
+        out,
+        "sent {} in {seconds:.1} s ({}/s)",
+        human(sent),
+        human((sent as f64 / seconds.max(0.001)) as u64)
+    );
+    let resumed = summary
+        .files
+        .iter()
+        .filter(|f| matches!(f.result, Ok(Uploaded::Sent { continued, .. }) if continued > 0))
+        .count();
+    let _ = match resumed {
+        0 => writeln!(out),
+        n => writeln!(
+            out,
+            "; {n} cut uploads continued ({} sent by earlier runs, not sent again)",
+            human(continued)
+        ),
+    };
+    for failure in summary.failures() {
+        let label = if failure.is_damage() {
+            "DAMAGED"
+        } else {
+            "FAILED"
+        };
+        let _ = writeln!(out, "{label} {failure}");
     }
     out
 }

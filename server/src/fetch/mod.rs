@@ -14,6 +14,8 @@ pub mod checksums;
 pub mod mirror_limits;
 pub mod selection;
 pub mod transfer;
+pub mod upload;
+pub mod upload_journal;
 
 use std::{
     collections::BTreeSet,
@@ -211,7 +213,12 @@ pub fn plan(
         source,
     };
     mirror_limits::create_dirs(to).map_err(dir_error)?;
-    let files: Vec<PlannedFile> = tables
+    Plan::measure(planned_files(catalog, tables), to).map_err(dir_error)
+}
+
+/// The files of the selected tables, each with what it must be.
+pub fn planned_files(catalog: &Catalog, tables: &BTreeSet<&'static str>) -> Vec<PlannedFile> {
+    tables
         .iter()
         .flat_map(|material| catalog.files_of(material))
         .filter_map(|file| {
@@ -223,8 +230,7 @@ pub fn plan(
                 file,
             })
         })
-        .collect();
-    Plan::measure(files, to).map_err(dir_error)
+        .collect()
 }
 
 /// Refuses to start when the directory lacks the space the plan needs.
@@ -270,45 +276,13 @@ pub async fn fetch(
         .map(|planned| {
             let (client, finished) = (&client, &finished);
             async move {
-                let PlannedFile {
-                    file,
-                    pieces,
-                    expected,
-                    ..
-                } = planned;
-                let urls = options
-                    .from
-                    .iter()
-                    .map(|base| {
-                        base.join(&file)
-                            .map_err(|_| FetchError::Url(base.to_string()))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                let Some((first, others)) = urls.split_first() else {
-                    return Err(FetchError::NoMirror);
-                };
-                let transfer = |url: &Url| transfer::Transfer {
-                    client,
-                    url: url.clone(),
-                    dir: &options.to,
-                    file: &file,
-                    pieces,
-                    expected: &expected,
-                    progress,
-                };
-                // Mirrors that keep WDL and DTZ files apart: try the next on a 404.
-                let mut result = transfer(first).run().await;
-                for url in others {
-                    if !matches!(result, Err(TransferError::NotFound { .. })) {
-                        break;
-                    }
-                    result = transfer(url).run().await;
-                }
+                let result =
+                    fetch_one(client, &options.from, &options.to, &planned, progress).await?;
                 let done = finished.fetch_add(1, Relaxed) + 1;
                 progress.message(&format!("{done}/{total} files"));
                 Ok(FileOutcome {
-                    pieces,
-                    file,
+                    pieces: planned.pieces,
+                    file: planned.file,
                     result,
                 })
             }
@@ -324,6 +298,45 @@ pub async fn fetch(
         files,
         elapsed: started.elapsed(),
     })
+}
+
+/// Fetches one file into `to` from the first of the mirror directories
+/// `from` that has it (the next is asked while one answers 404).
+pub async fn fetch_one(
+    client: &Client,
+    from: &[Url],
+    to: &Path,
+    planned: &PlannedFile,
+    progress: &dyn Progress,
+) -> Result<Result<Done, TransferError>, FetchError> {
+    let urls = from
+        .iter()
+        .map(|base| {
+            base.join(&planned.file)
+                .map_err(|_| FetchError::Url(base.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let Some((first, others)) = urls.split_first() else {
+        return Err(FetchError::NoMirror);
+    };
+    let transfer = |url: &Url| transfer::Transfer {
+        client,
+        url: url.clone(),
+        dir: to,
+        file: &planned.file,
+        pieces: planned.pieces,
+        expected: &planned.expected,
+        progress,
+    };
+    // Mirrors that keep WDL and DTZ files apart: try the next on a 404.
+    let mut result = transfer(first).run().await;
+    for url in others {
+        if !matches!(result, Err(TransferError::NotFound { .. })) {
+            break;
+        }
+        result = transfer(url).run().await;
+    }
+    Ok(result)
 }
 
 #[cfg(test)]

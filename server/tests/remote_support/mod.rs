@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod garage;
+
 use std::{
     io::Read,
     net::{SocketAddr, TcpListener},
@@ -37,6 +39,21 @@ pub fn zugzwang(args: &[&str], env: &[(&str, String)]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `zugzwang tier build --from FROM` (with `extra` flags and `env`) into a
+/// new temp dir, returned with its path.
+pub fn tier_build(
+    from: &str,
+    extra: &[&str],
+    env: &[(&str, String)],
+) -> (tempfile::TempDir, String) {
+    let fast = tempfile::tempdir().expect("temp dir");
+    let to = fast.path().display().to_string();
+    let mut args = vec!["tier", "build", "--from", from, "--to", &to];
+    args.extend_from_slice(extra);
+    zugzwang(&args, env);
+    (fast, to)
 }
 
 /// `zugzwang serve ARGS` with `env` added, on a free port.

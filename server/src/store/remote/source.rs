@@ -14,7 +14,9 @@ use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{
     BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig,
-    aws::AmazonS3Builder, http::HttpBuilder, path::Path as ObjectPath,
+    aws::{AmazonS3, AmazonS3Builder},
+    http::HttpBuilder,
+    path::Path as ObjectPath,
 };
 
 use super::{
@@ -370,28 +372,7 @@ fn client(url: &RemoteUrl, options: &RemoteOptions) -> Result<Arc<dyn ObjectStor
         detail: err.to_string(),
     };
     match &url.scheme {
-        Scheme::S3 { bucket, .. } => {
-            // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
-            // AWS_SESSION_TOKEN... from the environment.
-            let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
-            let endpoint = options.s3_endpoint.clone();
-            let allow_http = endpoint
-                .as_deref()
-                .is_some_and(|e| e.starts_with("http://"));
-            if let Some(endpoint) = endpoint {
-                builder = builder.with_endpoint(endpoint);
-            }
-            if let Some(region) = &options.s3_region {
-                builder = builder.with_region(region);
-            }
-            let store = builder
-                .with_virtual_hosted_style_request(options.s3_virtual_hosted)
-                .with_client_options(client_options(options, allow_http))
-                .with_retry(retry_config(options))
-                .build()
-                .map_err(failed)?;
-            Ok(Arc::new(store))
-        }
+        Scheme::S3 { bucket, .. } => Ok(Arc::new(s3_client(url, bucket, options)?)),
         Scheme::Http { base } => {
             let store = HttpBuilder::new()
                 .with_url(base.clone())
@@ -402,6 +383,38 @@ fn client(url: &RemoteUrl, options: &RemoteOptions) -> Result<Arc<dyn ObjectStor
             Ok(Arc::new(store))
         }
     }
+}
+
+/// The S3 client for `bucket` (`url` names it in errors), with the
+/// settings of every source; `tables fetch --to s3://` uploads with it.
+pub fn s3_client(
+    url: &RemoteUrl,
+    bucket: &str,
+    options: &RemoteOptions,
+) -> Result<AmazonS3, RemoteError> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
+    // AWS_SESSION_TOKEN... from the environment.
+    let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+    let endpoint = options.s3_endpoint.clone();
+    let allow_http = endpoint
+        .as_deref()
+        .is_some_and(|e| e.starts_with("http://"));
+    if let Some(endpoint) = endpoint {
+        builder = builder.with_endpoint(endpoint);
+    }
+    if let Some(region) = &options.s3_region {
+        builder = builder.with_region(region);
+    }
+    builder
+        .with_virtual_hosted_style_request(options.s3_virtual_hosted)
+        .with_client_options(client_options(options, allow_http))
+        .with_retry(retry_config(options))
+        .build()
+        .map_err(|err| RemoteError::Client {
+            url: url.to_string(),
+            detail: err.to_string(),
+        })
 }
 
 /// The listing at start: every object under an S3 prefix; for an HTTP

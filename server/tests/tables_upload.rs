@@ -1,0 +1,210 @@
+//! `zugzwang tables fetch --to s3://…` (issue 46) against a real S3 store,
+//! a one-node Garage on loopback: a local table directory is uploaded, a
+//! damaged file in it is named and never uploaded, an upload killed
+//! midway continues from its journalled parts on the next run, a third
+//! run finds everything complete, and `serve --tables s3://…` then
+//! answers as the local directory does.
+//!
+//! Needs `garage` 2.5.0 on the PATH (`.ci/install` builds it) and
+//! `../shared` (a 5-piece table, the only ones larger than S3's smallest
+//! part of 5 MiB, for the multipart upload); without either the test
+//! says so in one `SKIPPED:` line, or fails under `ZUGZWANG_REQUIRE_SHARED`.
+
+mod common;
+mod process;
+mod remote_support;
+
+use std::{
+    path::{Path, PathBuf},
+    thread,
+    time::{Duration, Instant},
+};
+
+use process::PATIENCE;
+use remote_support::{garage::*, *};
+
+/// The table uploaded in parts: 16 MB, four parts of 5 MiB.
+const LARGE: &str = "KRPvKR.rtbw";
+
+/// A table directory: the 3-4 piece tables the repository carries and
+/// the large one from the shared tables.
+fn table_dir(shared: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let embedded = Path::new(env!("CARGO_MANIFEST_DIR")).join("tables");
+    for entry in std::fs::read_dir(&embedded).expect("the embedded tables") {
+        let path = entry.expect("an entry").path();
+        let name = path.file_name().expect("a name");
+        std::fs::copy(&path, dir.path().join(name)).expect("copy a table");
+    }
+    for name in [LARGE, "KRPvKR.rtbz"] {
+        std::fs::copy(shared.join(name), dir.path().join(name)).expect("copy a shared table");
+    }
+    dir
+}
+
+/// `zugzwang ARGS` with `env`: its exit status and what it printed.
+fn run(args: &[&str], env: &[(&str, String)]) -> (bool, String) {
+    let mut command = process::binary();
+    command.args(args).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("run zugzwang");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// Flips one byte of `path` in place.
+fn flip_byte(path: &Path, at: usize) {
+    let mut bytes = std::fs::read(path).expect("read");
+    bytes[at] ^= 0x20;
+    std::fs::write(path, bytes).expect("write");
+}
+
+/// Runs the upload with `args` and kills it once its journal records a
+/// part sent; returns the journal's path.
+fn kill_after_first_part(args: &[&str], env: &[(&str, String)], state: &Path) -> PathBuf {
+    let journal = state
+        .join("uploads")
+        .join(BUCKET)
+        .join(PREFIX)
+        .join(format!("{LARGE}.json"));
+    let mut command = process::binary();
+    command
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("start zugzwang");
+    let started = Instant::now();
+    loop {
+        let parts = std::fs::read_to_string(&journal)
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .and_then(|value| Some(value["parts"].as_array()?.len()))
+            .unwrap_or(0);
+        if parts > 0 {
+            break;
+        }
+        let exited = child.try_wait().expect("wait").is_some();
+        assert!(
+            !exited,
+            "the upload ended before its journal recorded a part of {LARGE}"
+        );
+        assert!(started.elapsed() < PATIENCE, "no part of {LARGE} was sent");
+        thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().expect("kill the upload");
+    let _ = child.wait();
+    journal
+}
+
+#[test]
+fn a_table_directory_goes_into_garage_resumably_and_is_served_from_there() {
+    if !available("uploads to an object store") {
+        return;
+    }
+    let Some(shared) = common::shared_tables_dir() else {
+        return;
+    };
+    let garage = Garage::start();
+    let tables = table_dir(&shared);
+    let state = tempfile::tempdir().expect("temp dir");
+    let url = format!("s3://{BUCKET}/{PREFIX}");
+    let endpoint = garage.endpoint();
+    let tables_arg = tables.path().display().to_string();
+    let state_arg = state.path().display().to_string();
+    let env = garage.env();
+    let args = [
+        "tables",
+        "fetch",
+        "--from",
+        &tables_arg,
+        "--to",
+        &url,
+        "--s3-endpoint",
+        &endpoint,
+        "--state-dir",
+        &state_arg,
+        "--part-size-mib",
+        "5",
+        "--jobs",
+        "1",
+    ];
+    // The key may take a moment to be usable after the layout applies.
+    let started = Instant::now();
+    while !run(
+        &["tables", "status", &url, "--s3-endpoint", &endpoint],
+        &env,
+    )
+    .1
+    .contains("tables in s3://")
+    {
+        assert!(started.elapsed() < PATIENCE, "the bucket never listed");
+        thread::sleep(Duration::from_millis(300));
+    }
+
+    // A damaged file is named and not uploaded; the upload of the large
+    // table is cut after its first part.
+    let damaged = tables.path().join("KQvK.rtbz");
+    let whole = std::fs::read(&damaged).expect("read");
+    flip_byte(&damaged, whole.len() / 2);
+    let journal = kill_after_first_part(&args, &env, state.path());
+    let (ok, out) = run(&args, &env);
+    println!("{out}");
+    assert!(!ok, "a damaged file must fail the run:\n{out}");
+    assert!(
+        out.contains("DAMAGED KQvK.rtbz: sha256"),
+        "the damaged file is not named:\n{out}"
+    );
+    assert!(
+        out.contains("1 cut uploads continued ("),
+        "the cut upload did not continue from its part:\n{out}"
+    );
+    assert!(!journal.exists(), "the completed upload left its journal");
+    let listed = zugzwang(
+        &["tables", "status", &url, "--s3-endpoint", &endpoint],
+        &env,
+    );
+    assert!(
+        listed.contains("missing 3-piece (1 files): KQvK.rtbz"),
+        "the damaged file is in the store:\n{listed}"
+    );
+
+    // Whole again: only it is uploaded; the others are complete.
+    std::fs::write(&damaged, &whole).expect("write");
+    let out = zugzwang(&args, &env);
+    println!("{out}");
+    let total = out
+        .lines()
+        .find(|line| line.starts_with("total"))
+        .expect("a total line");
+    let counts: Vec<&str> = total.split_whitespace().collect();
+    assert_eq!(counts, ["total", "72", "1", "71", "0"], "{out}");
+
+    // Served from the bucket as from the directory.
+    let s3 = ["--s3-endpoint", endpoint.as_str()];
+    let (_fast, fast_arg) = tier_build(&url, &s3, &env);
+    let remote = serve(&["--tables", &url, "--fast", &fast_arg, s3[0], s3[1]], &env);
+    let (_local_fast, local_fast_arg) = tier_build(&tables_arg, &[], &[]);
+    let local = serve(&["--tables", &tables_arg, "--fast", &local_fast_arg], &[]);
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/explore-34.txt");
+    // A few: each takes most of a second in a debug build.
+    let paths = slice(&log, 1, 300);
+    let local_answers = replay(local.addr, &paths);
+    let remote_answers = replay(remote.addr, &paths);
+    for ((path, local), remote) in paths.iter().zip(&local_answers).zip(&remote_answers) {
+        assert_eq!(local.status, 200, "{path}: {}", local.body);
+        assert_eq!(
+            (remote.status, &remote.body),
+            (local.status, &local.body),
+            "{path}: the bucket answered otherwise"
+        );
+    }
+}
