@@ -179,7 +179,7 @@ fn damaged_data_block(with_fast_tier: bool) {
     );
 
     // verify names the file.
-    let findings = published::check_dirs(&[slow.path().to_path_buf()], &Silent);
+    let findings = published::check_dirs(&[slow.path().to_path_buf()], None, &Silent);
     let named: Vec<&str> = findings
         .mismatched
         .iter()

@@ -42,22 +42,6 @@ fn table_dir(shared: &Path) -> tempfile::TempDir {
     dir
 }
 
-/// `zugzwang ARGS` with `env`: its exit status and what it printed.
-fn run(args: &[&str], env: &[(&str, String)]) -> (bool, String) {
-    let mut command = process::binary();
-    command.args(args).env("NO_COLOR", "1");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let output = command.output().expect("run zugzwang");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
-}
-
 /// Flips one byte of `path` in place.
 fn flip_byte(path: &Path, at: usize) {
     let mut bytes = std::fs::read(path).expect("read");
@@ -139,7 +123,7 @@ fn a_table_directory_goes_into_garage_resumably_and_is_served_from_there() {
     ];
     // The key may take a moment to be usable after the layout applies.
     let started = Instant::now();
-    while !run(
+    while !try_zugzwang(
         &["tables", "status", &url, "--s3-endpoint", &endpoint],
         &env,
     )
@@ -156,7 +140,7 @@ fn a_table_directory_goes_into_garage_resumably_and_is_served_from_there() {
     let whole = std::fs::read(&damaged).expect("read");
     flip_byte(&damaged, whole.len() / 2);
     let journal = kill_after_first_part(&args, &env, state.path());
-    let (ok, out) = run(&args, &env);
+    let (ok, out) = try_zugzwang(&args, &env);
     println!("{out}");
     assert!(!ok, "a damaged file must fail the run:\n{out}");
     assert!(

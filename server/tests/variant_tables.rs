@@ -33,7 +33,7 @@ fn copy_of_atomic_tables() -> tempfile::TempDir {
 
 #[test]
 fn the_embedded_atomic_tables_match_the_published_md5() {
-    let findings = check_dirs(&[common::atomic_tables_dir()], &Silent);
+    let findings = check_dirs(&[common::atomic_tables_dir()], None, &Silent);
     assert_eq!(findings.checked, 70, "{findings:?}");
     assert!(findings.is_clean(false), "{findings:?}");
 }
@@ -42,7 +42,7 @@ fn the_embedded_atomic_tables_match_the_published_md5() {
 fn verify_names_a_damaged_atomic_table_by_its_md5() {
     let copy = copy_of_atomic_tables();
     common::damage(&copy.path().join("KQvK.atbz"), |bytes| bytes[100] ^= 1);
-    let findings = check_dirs(&[copy.path().to_path_buf()], &Silent);
+    let findings = check_dirs(&[copy.path().to_path_buf()], None, &Silent);
     assert_eq!(findings.mismatched.len(), 1, "{findings:?}");
     let (name, problem) = &findings.mismatched[0];
     assert_eq!(name, "KQvK.atbz");
@@ -54,7 +54,7 @@ fn the_shared_antichess_tables_match_the_published_md5() {
     let Some(dir) = common::shared_dir("syzygy/antichess", "the antichess digest check") else {
         return;
     };
-    let findings = check_dirs(&[dir], &Silent);
+    let findings = check_dirs(&[dir], None, &Silent);
     assert_eq!(findings.checked, 884, "{findings:?}");
     assert!(findings.is_clean(false), "{findings:?}");
 }
@@ -100,7 +100,7 @@ async fn atomic_tables_are_served_from_a_fast_tier() {
 
 #[test]
 fn the_antichess_fixture_matches_the_published_md5() {
-    let findings = check_dirs(&[common::antichess_tables_dir()], &Silent);
+    let findings = check_dirs(&[common::antichess_tables_dir()], None, &Silent);
     assert_eq!(findings.checked, 42, "{findings:?}");
     assert!(findings.mismatched.is_empty() && findings.extra.is_empty());
 }

@@ -166,8 +166,8 @@ pub fn survey(
 
 /// [`survey`], where some of `dirs` may be remote sources (`s3://`,
 /// `https://`) listed by `remote`: their objects are judged by name and
-/// size from the listing (a digest check would download every table; `tier
-/// build --from URL` does that once).
+/// size from the listing, and with `verify` each is streamed once by one
+/// GET and its digest checked.
 pub fn survey_with(
     dirs: &[PathBuf],
     remote: Option<&RemoteSources>,
@@ -195,7 +195,7 @@ pub fn survey_with(
         list_directory(catalog, dir, remote, &mut inventory, &mut candidates);
     }
     if verify {
-        candidates = verified(candidates, &mut inventory, progress);
+        candidates = verified(candidates, remote, &mut inventory, progress);
     }
     let intact: BTreeMap<String, u64> = candidates.into_iter().map(|c| (c.name, c.bytes)).collect();
     let damaged: BTreeSet<&str> = inventory.damaged.iter().map(|d| d.file.as_str()).collect();
@@ -311,6 +311,7 @@ fn remote_files(remote: &RemoteSources, dir: &Path) -> io::Result<Vec<Listed>> {
 /// The candidates whose digest is the published one; the others go to damaged.
 fn verified(
     candidates: Vec<Candidate>,
+    remote: Option<&RemoteSources>,
     inventory: &mut Inventory,
     progress: &dyn Progress,
 ) -> Vec<Candidate> {
@@ -321,7 +322,8 @@ fn verified(
     for (i, candidate) in candidates.into_iter().enumerate() {
         progress.message(&format!("{}/{count} {}", i + 1, candidate.name));
         let published = candidate.published.digest;
-        let problem = match published.of_file(&candidate.path, |n| progress.advance(n as u64)) {
+        let advance = |n| progress.advance(n as u64);
+        let problem = match published.of_table(&candidate.path, remote, advance) {
             Ok(digest) if digest == published.hex() => None,
             Ok(digest) => Some(format!(
                 "{} {digest} differs from the published {}: damaged; fetch it again",

@@ -19,7 +19,10 @@ use super::{digests as variant_digests, sha256};
 use crate::{
     catalog,
     progress::Progress,
-    store::layout::{file_name, table_files, variant_of_name},
+    store::{
+        layout::{file_name, variant_of_name},
+        remote::{self, RemoteSources, is_remote},
+    },
 };
 
 /// The digest a table file is published with: the lists compiled in hold
@@ -57,12 +60,19 @@ impl<Hex: AsRef<str>> PublishedDigest<Hex> {
         }
     }
 
-    /// The digest of a file by this digest's algorithm, calling `progress`
-    /// with each chunk's size.
-    pub fn of_file(&self, path: &Path, progress: impl FnMut(usize)) -> io::Result<String> {
+    /// The digest of a table by this digest's algorithm (a file, or an
+    /// object of `remote`: see [`open_table`]), calling `progress` with
+    /// each chunk's size.
+    pub fn of_table(
+        &self,
+        path: &Path,
+        remote: Option<&RemoteSources>,
+        progress: impl FnMut(usize),
+    ) -> io::Result<String> {
+        let mut table = open_table(path, remote)?;
         match self {
-            PublishedDigest::Sha256(_) => sha256_file(path, progress),
-            PublishedDigest::Md5(_) => md5_file(path, progress),
+            PublishedDigest::Sha256(_) => sha256_of(&mut table, progress),
+            PublishedDigest::Md5(_) => md5_of(&mut table, progress),
         }
     }
 }
@@ -122,26 +132,50 @@ pub enum CheckError {
 /// Compares one file with its published digest, calling `progress` with
 /// each chunk's size (the scrub throttles there).
 pub fn check_file(path: &Path, progress: impl FnMut(usize)) -> Result<(), CheckError> {
+    check_table(path, None, progress)
+}
+
+/// [`check_file`] for a table that may be an object of `remote`.
+pub fn check_table(
+    path: &Path,
+    remote: Option<&RemoteSources>,
+    progress: impl FnMut(usize),
+) -> Result<(), CheckError> {
     let name = file_name(path);
-    match PublishedDigest::of(&name) {
-        None => Err(CheckError::NotPublished),
-        Some(PublishedDigest::Sha256(_)) => {
-            let digest = sha256_file(path, progress)?;
-            check_digest(&name, &digest).map_err(CheckError::Damaged)
-        }
-        Some(PublishedDigest::Md5(_)) => {
-            let digest = md5_file(path, progress)?;
-            check_md5(&name, &digest).map_err(CheckError::Damaged)
-        }
+    let published = PublishedDigest::of(&name).ok_or(CheckError::NotPublished)?;
+    let digest = published.of_table(path, remote, progress)?;
+    match published {
+        PublishedDigest::Sha256(_) => check_digest(&name, &digest),
+        PublishedDigest::Md5(_) => check_md5(&name, &digest),
+    }
+    .map_err(CheckError::Damaged)
+}
+
+/// The bytes of a table: a local file, or an object of a remote source
+/// streamed by one GET (`RemoteSources::reader`, as `tier build --from
+/// URL` reads it).
+pub fn open_table(path: &Path, remote: Option<&RemoteSources>) -> io::Result<Box<dyn Read>> {
+    match remote.filter(|_| is_remote(path)) {
+        Some(remote) => Ok(Box::new(remote.reader(path)?)),
+        None => Ok(Box::new(File::open(path)?)),
     }
 }
 
 /// md5 of a file, calling `progress` with each chunk's size.
-pub fn md5_file(path: &Path, mut progress: impl FnMut(usize)) -> io::Result<String> {
-    let mut file = File::open(path)?;
+pub fn md5_file(path: &Path, progress: impl FnMut(usize)) -> io::Result<String> {
+    md5_of(&mut File::open(path)?, progress)
+}
+
+/// sha256 of a file, calling `progress` with each chunk's size.
+pub fn sha256_file(path: &Path, progress: impl FnMut(usize)) -> io::Result<String> {
+    sha256_of(&mut File::open(path)?, progress)
+}
+
+/// md5 of a table's bytes, calling `progress` with each chunk's size.
+fn md5_of(table: &mut dyn Read, mut progress: impl FnMut(usize)) -> io::Result<String> {
     let mut md5 = Md5::new();
     let mut buf = vec![0u8; 1 << 20];
-    read_chunks(&mut file, &mut buf, |bytes| {
+    read_chunks(table, &mut buf, |bytes| {
         md5.update(bytes);
         progress(bytes.len());
     })?;
@@ -153,12 +187,11 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// sha256 of a file, calling `progress` with each chunk's size.
-pub fn sha256_file(path: &Path, mut progress: impl FnMut(usize)) -> io::Result<String> {
-    let mut file = File::open(path)?;
+/// sha256 of a table's bytes, calling `progress` with each chunk's size.
+fn sha256_of(table: &mut dyn Read, mut progress: impl FnMut(usize)) -> io::Result<String> {
     let mut sha = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
-    read_chunks(&mut file, &mut buf, |bytes| {
+    read_chunks(table, &mut buf, |bytes| {
         sha.update(bytes);
         progress(bytes.len());
     })?;
@@ -168,7 +201,7 @@ pub fn sha256_file(path: &Path, mut progress: impl FnMut(usize)) -> io::Result<S
 /// Reads a file to its end in chunks of `buf`'s size (the last may be
 /// shorter), handing each to `each`; returns the bytes read.
 pub fn read_chunks(
-    file: &mut impl Read,
+    file: &mut (impl Read + ?Sized),
     buf: &mut [u8],
     mut each: impl FnMut(&[u8]),
 ) -> io::Result<u64> {
@@ -189,6 +222,23 @@ pub fn read_chunks(
         each(&buf[..filled]);
         total += filled as u64;
     }
+}
+
+/// A table's size: on disk, or in its remote source's listing.
+fn size_of(path: &Path, remote: Option<&RemoteSources>) -> u64 {
+    match remote.filter(|_| is_remote(path)) {
+        Some(remote) => remote.stat(path).map_or(0, |listed| listed.size),
+        None => path.metadata().map_or(0, |m| m.len()),
+    }
+}
+
+/// What is wrong with a table of `size` bytes whose published size is
+/// another (found without reading it: a remote object is not downloaded).
+fn wrong_size(name: &str, size: u64) -> Option<String> {
+    let variant = variant_of_name(name)?;
+    let published = catalog::of(variant).published(name)?.size?;
+    (published != size)
+        .then(|| format!("{size} bytes, published {published}: truncated or damaged; replace it"))
 }
 
 /// What a check found.
@@ -214,16 +264,18 @@ impl Findings {
     }
 }
 
-/// Checks every table file of the directories.
-pub fn check_dirs(dirs: &[PathBuf], progress: &dyn Progress) -> Findings {
+/// Checks every table file of the directories, and every table object of
+/// those that are remote sources (`remote`, each object streamed once).
+pub fn check_dirs(
+    dirs: &[PathBuf],
+    remote: Option<&RemoteSources>,
+    progress: &dyn Progress,
+) -> Findings {
     let mut findings = Findings::default();
     let mut failures = Vec::new();
-    let files = table_files(dirs, &mut failures);
+    let files = remote::table_files(dirs, remote, &mut failures);
     findings.mismatched.extend(failures);
-    let sizes: Vec<u64> = files
-        .iter()
-        .map(|f| f.metadata().map_or(0, |m| m.len()))
-        .collect();
+    let sizes: Vec<u64> = files.iter().map(|f| size_of(f, remote)).collect();
     progress.start(sizes.iter().sum(), files.len());
     let mut present = BTreeSet::new();
     for (i, path) in files.iter().enumerate() {
@@ -237,7 +289,13 @@ pub fn check_dirs(dirs: &[PathBuf], progress: &dyn Progress) -> Findings {
         }
         findings.checked += 1;
         findings.bytes += sizes[i];
-        match check_file(path, |n| progress.advance(n as u64)) {
+        if let Some(problem) = wrong_size(&name, sizes[i]) {
+            progress.advance(sizes[i]);
+            findings.damaged.push((path.clone(), problem.clone()));
+            findings.mismatched.push((name, problem));
+            continue;
+        }
+        match check_table(path, remote, |n| progress.advance(n as u64)) {
             Ok(()) => findings.whole.push(path.clone()),
             Err(err) => {
                 let problem = err.to_string();

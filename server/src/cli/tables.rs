@@ -33,7 +33,7 @@ use crate::{
     store::{
         layout,
         quarantine::Quarantine,
-        remote::{self, RemoteError, RemoteSources, RemoteUrl},
+        remote::{RemoteError, RemoteSources, RemoteUrl},
     },
     upstream::store::{self as upstream_store, StoreSize},
 };
@@ -63,7 +63,8 @@ pub struct StatusArgs {
     /// Table directories, taken together as `serve --tables` takes them
     /// (default: the current directory, unless only --dtm is given); also
     /// remote sources (`s3://BUCKET/PREFIX`, `https://host/path/`), judged
-    /// by their listing's names and sizes.
+    /// by their listing's names and sizes (with --verify, every object
+    /// streamed once and its digest checked).
     #[arg(value_name = "DIR|URL")]
     pub dirs: Vec<PathBuf>,
     /// Prophet DTM directories, as `serve --dtm` takes them (files
@@ -192,10 +193,6 @@ pub enum TablesError {
     )]
     FromMixed,
     #[error(
-        "--verify reads table directories only, not {0}: `zugzwang tier build --from {0} --to FAST_DIR` checks every table of a remote source against its published digest"
-    )]
-    VerifyRemote(String),
-    #[error(
         "{failed} of {total} files could not be fetched (each named above with what to do); the others are complete and verified"
     )]
     Incomplete { failed: usize, total: usize },
@@ -224,11 +221,6 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
         None => &Silent,
     };
     let remote = RemoteSources::connect(&dirs, &args.remote.options(4))?;
-    if args.verify
-        && let Some(url) = dirs.iter().find(|dir| remote::is_remote(dir))
-    {
-        return Err(TablesError::VerifyRemote(url.display().to_string()));
-    }
     let mut inventory = inventory::survey_with(
         &dirs,
         remote.as_deref(),

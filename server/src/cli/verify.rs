@@ -4,13 +4,15 @@
 //! against their own checksum field and the md5 an `MD5SUMS` beside them
 //! gives, naming every missing, extra or damaged file; `verify --init`
 //! records per-block checksums for tables served without a fast tier.
+//! Tables in a remote source (`s3://`, `https://`) are checked the same
+//! way, each object streamed once.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::{
-    StateDirArg,
+    RemoteArgs, StateDirArg,
     output::{Bar, human},
 };
 use crate::{
@@ -18,6 +20,7 @@ use crate::{
     dtm::catalog as prophet,
     store::{
         quarantine::Quarantine,
+        remote::{self, RemoteError, RemoteSources},
         tier::{
             INTEGRITY_SUBDIR,
             build::{self as tier_build, BuildOptions},
@@ -32,8 +35,10 @@ pub struct VerifyArgs {
     /// Table directories to check (Syzygy tables in them; Prophet DTM
     /// files in them and their subdirectories, as the generator lays them
     /// out: checked by their own checksum and, where an MD5SUMS lists
-    /// them, by md5).
-    #[arg(required = true, value_name = "DIR")]
+    /// them, by md5). Also remote sources (`s3://BUCKET/PREFIX`,
+    /// `https://host/path/`): each table object streamed once by one GET
+    /// (an object of the wrong size is named without being read).
+    #[arg(required = true, value_name = "DIR|URL")]
     pub dirs: Vec<PathBuf>,
     /// Instead of checking, record a checksum per block of every table (after
     /// checking it against the published digest), for integrity checks on
@@ -52,6 +57,8 @@ pub struct VerifyArgs {
     /// failure (for partial table sets); they are still listed.
     #[arg(long)]
     pub partial: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// Why `zugzwang verify` failed; what failed is listed above it.
@@ -61,17 +68,29 @@ pub enum VerifyError {
     InitFailed(usize),
     #[error("the table set does not match the published digests")]
     Mismatch,
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    #[error(
+        "--init records block checksums beside local tables; for {0}, `zugzwang tier build --from {0} --to FAST_DIR` records them (and the prefixes) on local disk"
+    )]
+    InitRemote(String),
 }
 
 /// Runs `zugzwang verify`. Its verdicts last: damaged tables are
 /// quarantined (`store::quarantine`), whole ones cleared.
 pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
     let state_dir = args.state.resolve();
-    let quarantine = Quarantine::new(state_dir.clone());
+    let remote_dir = args.dirs.iter().find(|dir| remote::is_remote(dir));
     if args.init {
+        if let Some(url) = remote_dir {
+            return Err(VerifyError::InitRemote(url.display().to_string()));
+        }
+        let quarantine = Quarantine::new(state_dir.clone());
         return init(&args, state_dir, &quarantine);
     }
-    check(&args, &quarantine)
+    let remote = RemoteSources::connect(&args.dirs, &args.remote.options(4))?;
+    let quarantine = Quarantine::new(state_dir).with_remote(remote.clone());
+    check(&args, remote.as_deref(), &quarantine)
 }
 
 /// Where `verify --init` writes a directory's checksums: `--to`, else
@@ -153,9 +172,20 @@ fn init(
 }
 
 /// `verify`: whole files against the published digests.
-fn check(args: &VerifyArgs, quarantine: &Quarantine) -> Result<(), VerifyError> {
-    let findings = check_dirs(&args.dirs, &Bar::new());
-    let mut dtm = prophet::check_dirs(&args.dirs, &Bar::new());
+fn check(
+    args: &VerifyArgs,
+    remote: Option<&RemoteSources>,
+    quarantine: &Quarantine,
+) -> Result<(), VerifyError> {
+    let findings = check_dirs(&args.dirs, remote, &Bar::new());
+    // Prophet DTM files are served from local disk only.
+    let local: Vec<PathBuf> = args
+        .dirs
+        .iter()
+        .filter(|dir| !remote::is_remote(dir))
+        .cloned()
+        .collect();
+    let mut dtm = prophet::check_dirs(&local, &Bar::new());
     for path in findings.whole.iter().chain(&dtm.whole) {
         if quarantine.clear(path) {
             println!("CLEARED {}: whole again, served again", path.display());

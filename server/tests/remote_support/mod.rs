@@ -41,6 +41,23 @@ pub fn zugzwang(args: &[&str], env: &[(&str, String)]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// `zugzwang ARGS` with `env` added, to its end: whether it succeeded, and
+/// what it printed (stdout, then stderr).
+pub fn try_zugzwang(args: &[&str], env: &[(&str, String)]) -> (bool, String) {
+    let mut command = process::binary();
+    command.args(args).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("run zugzwang");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
 /// `zugzwang tier build --from FROM` (with `extra` flags and `env`) into a
 /// new temp dir, returned with its path.
 pub fn tier_build(

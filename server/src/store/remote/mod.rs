@@ -214,6 +214,29 @@ impl fmt::Display for RemoteUrl {
     }
 }
 
+/// The Syzygy table files of `dirs`: in local directories
+/// (`layout::table_files`), then the objects under those that are remote
+/// sources, listed by `remote` (without it, each is a failure).
+pub fn table_files(
+    dirs: &[PathBuf],
+    remote: Option<&RemoteSources>,
+    failures: &mut Vec<(String, String)>,
+) -> Vec<PathBuf> {
+    let (urls, local): (Vec<PathBuf>, Vec<PathBuf>) =
+        dirs.iter().cloned().partition(|dir| is_remote(dir));
+    let mut files = super::layout::table_files(&local, failures);
+    match remote {
+        Some(remote) => files.extend(remote.table_files(&urls, failures)),
+        None => failures.extend(urls.iter().map(|url| {
+            (
+                url.display().to_string(),
+                "not connected to the remote source".to_string(),
+            )
+        })),
+    }
+    files
+}
+
 /// Whether a table path or directory names a remote source.
 pub fn is_remote(path: &Path) -> bool {
     RemoteUrl::of_path(path).is_some()
@@ -374,6 +397,41 @@ impl RemoteSources {
             listed,
             Arc::clone(in_flight),
         ))
+    }
+
+    /// The whole object at `path`, streamed by one GET, checked against
+    /// its listing (`tier build`, `verify` and `tables status --verify`
+    /// read remote tables so).
+    pub fn reader(&self, path: &Path) -> io::Result<file::ObjectReader> {
+        let (source, relative) = self.find(path).ok_or_else(|| not_listed(path))?;
+        let listed = self.stat(path)?;
+        Ok(file::ObjectReader::open(source, &relative, &listed))
+    }
+
+    /// The Syzygy table objects directly under the sources' "directories"
+    /// `dirs`, sorted by name; a directory that cannot be listed is a
+    /// failure.
+    pub fn table_files(
+        &self,
+        dirs: &[PathBuf],
+        failures: &mut Vec<(String, String)>,
+    ) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        for dir in dirs {
+            match self.read_dir(dir) {
+                Ok(paths) => files.extend(
+                    paths
+                        .into_iter()
+                        .filter(|p| super::layout::is_table_name(&super::layout::file_name(p))),
+                ),
+                Err(err) => failures.push((
+                    dir.display().to_string(),
+                    format!("cannot list the remote source: {err}"),
+                )),
+            }
+        }
+        files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+        files
     }
 
     /// GETs sent by every source since start.

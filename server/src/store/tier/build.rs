@@ -48,11 +48,7 @@ use crate::{
     store::{
         layout::{self, TableKind, TableLayout, file_name},
         quarantine::Quarantine,
-        remote::{
-            RemoteSources,
-            file::{ObjectReader, WindowedReader},
-            is_remote,
-        },
+        remote::{self, RemoteSources, file::WindowedReader, is_remote},
     },
 };
 
@@ -200,10 +196,17 @@ pub fn build(options: &BuildOptions, progress: &dyn Progress) -> Summary {
 /// list vouches for and its bytes, not their reading, are wrong.
 fn find_work(options: &BuildOptions, summary: &mut Summary) -> Vec<Work> {
     let mut work = Vec::new();
-    let (remote, local): (Vec<PathBuf>, Vec<PathBuf>) =
-        options.from.iter().cloned().partition(|dir| is_remote(dir));
-    let mut tables = layout::table_files(&local, &mut summary.failures);
-    tables.extend(remote_tables(options, &remote, &mut summary.failures));
+    let tables = remote::table_files(
+        &options.from,
+        options.remote.as_deref(),
+        &mut summary.failures,
+    );
+    let local: Vec<PathBuf> = options
+        .from
+        .iter()
+        .filter(|dir| !is_remote(dir))
+        .cloned()
+        .collect();
     for path in tables {
         let parsed = match is_remote(&path) {
             true => parse_remote(options, &path),
@@ -235,37 +238,6 @@ fn find_work(options: &BuildOptions, summary: &mut Summary) -> Vec<Work> {
         }
     }
     work
-}
-
-/// The Syzygy table objects directly under the remote sources `dirs`.
-fn remote_tables(
-    options: &BuildOptions,
-    dirs: &[PathBuf],
-    failures: &mut Vec<(String, String)>,
-) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for dir in dirs {
-        let listed = match &options.remote {
-            Some(remote) => remote.read_dir(dir),
-            None => Err(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "not connected to the remote source",
-            )),
-        };
-        match listed {
-            Ok(paths) => files.extend(
-                paths
-                    .into_iter()
-                    .filter(|p| layout::is_table_name(&file_name(p))),
-            ),
-            Err(err) => failures.push((
-                dir.display().to_string(),
-                format!("cannot list the remote source: {err}"),
-            )),
-        }
-    }
-    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    files
 }
 
 /// Parses the header of a table object with a few ranged GETs.
@@ -568,12 +540,11 @@ fn read_table(
     let read_err = |err: io::Error| format!("cannot read {}: {err}", path.display());
     let (mut file, before): (Box<dyn Read>, Stamp) = match (&options.remote, is_remote(path)) {
         (Some(remote), true) => {
-            let (source, relative) = remote
-                .find(path)
-                .ok_or_else(|| read_err(io::ErrorKind::NotFound.into()))?;
             let listed = remote.stat(path).map_err(read_err)?;
-            let reader = ObjectReader::open(source, &relative, &listed);
-            (Box::new(reader), listed.stamp())
+            (
+                Box::new(remote.reader(path).map_err(read_err)?),
+                listed.stamp(),
+            )
         }
         _ => {
             let file = File::open(path).map_err(read_err)?;
