@@ -174,7 +174,9 @@ pub struct RemoteArgs {
     pub s3_virtual_hosted: bool,
     /// A GET to a remote source may take this long, retries included
     /// (retries with backoff after a 5xx, a 429 or a dropped connection);
-    /// past it the read fails: a 503 naming the table.
+    /// past it the read fails: a 503 naming the table. For `tier build`,
+    /// `verify` and `tables status --verify`, which stream whole tables:
+    /// the longest wait for more bytes.
     #[arg(long, value_name = "SECS", default_value = "5", value_parser = positive_seconds)]
     pub remote_timeout_secs: std::time::Duration,
     /// Retries of a GET after a 5xx, a 429 or a dropped connection.
@@ -200,6 +202,17 @@ impl RemoteArgs {
             retries: self.remote_retries,
             connections,
             keep_alive: !self.remote_no_keep_alive,
+            streams: false,
+        }
+    }
+
+    /// The options of a command that streams whole objects (`tier
+    /// build`, `verify`, `tables status --verify`): the timeout bounds
+    /// each wait for bytes, not a table's whole transfer.
+    pub fn streaming_options(&self) -> RemoteOptions {
+        RemoteOptions {
+            streams: true,
+            ..self.options(4)
         }
     }
 }

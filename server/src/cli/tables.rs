@@ -220,7 +220,7 @@ fn status(args: StatusArgs) -> Result<(), TablesError> {
         Some(bar) => bar,
         None => &Silent,
     };
-    let remote = RemoteSources::connect(&dirs, &args.remote.options(4))?;
+    let remote = RemoteSources::connect(&dirs, &args.remote.streaming_options())?;
     let mut inventory = inventory::survey_with(
         &dirs,
         remote.as_deref(),

@@ -75,7 +75,7 @@ pub enum TierError {
 /// there and make the exit status non-zero.
 pub fn run(command: TierCommand) -> Result<(), TierError> {
     let TierCommand::Build(args) = command;
-    let remote = RemoteSources::connect(&args.from, &args.remote.options(4))?;
+    let remote = RemoteSources::connect(&args.from, &args.remote.streaming_options())?;
     let options = BuildOptions {
         remote: remote.clone(),
         from: args.from,

@@ -88,7 +88,7 @@ pub fn run(args: VerifyArgs) -> Result<(), VerifyError> {
         let quarantine = Quarantine::new(state_dir.clone());
         return init(&args, state_dir, &quarantine);
     }
-    let remote = RemoteSources::connect(&args.dirs, &args.remote.options(4))?;
+    let remote = RemoteSources::connect(&args.dirs, &args.remote.streaming_options())?;
     let quarantine = Quarantine::new(state_dir).with_remote(remote.clone());
     check(&args, remote.as_deref(), &quarantine)
 }

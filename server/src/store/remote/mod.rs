@@ -77,6 +77,10 @@ pub struct RemoteOptions {
     /// does), where a kept connection makes each small answer wait for the
     /// client's delayed ACK, about 40 ms on Linux.
     pub keep_alive: bool,
+    /// Whole objects are streamed (`tier build`, `verify`): `timeout` then
+    /// bounds each wait for more bytes rather than the whole request,
+    /// which for a table of tens of GiB takes minutes.
+    pub streams: bool,
 }
 
 impl Default for RemoteOptions {
@@ -89,6 +93,7 @@ impl Default for RemoteOptions {
             retries: 3,
             connections: 16,
             keep_alive: true,
+            streams: false,
         }
     }
 }

@@ -334,13 +334,20 @@ fn listed(meta: &object_store::ObjectMeta) -> Listed {
     }
 }
 
-/// The client options every source shares: timeouts, the pool sized for
-/// the probe threads, plain HTTP where the URL asks for it.
+/// The client options every source shares: timeouts (per wait for bytes
+/// where whole objects are streamed), the pool sized for the probe
+/// threads, plain HTTP where the URL asks for it.
 fn client_options(options: &RemoteOptions, allow_http: bool) -> ClientOptions {
-    ClientOptions::new()
+    let client = ClientOptions::new()
         .with_allow_http(allow_http)
-        .with_connect_timeout(options.connect_timeout())
-        .with_timeout(options.timeout)
+        .with_connect_timeout(options.connect_timeout());
+    let client = match options.streams {
+        true => client
+            .with_timeout_disabled()
+            .with_read_timeout(options.timeout),
+        false => client.with_timeout(options.timeout),
+    };
+    client
         .with_pool_max_idle_per_host(match options.keep_alive {
             true => options.connections.max(1),
             false => 0,
