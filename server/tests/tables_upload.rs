@@ -3,7 +3,8 @@
 //! damaged file in it is named and never uploaded, an upload killed
 //! midway continues from its journalled parts on the next run, a third
 //! run finds everything complete, and `serve --tables s3://…` then
-//! answers as the local directory does.
+//! answers as the local directory does. The same tables from an HTTP
+//! mirror (tower-http's `ServeDir`) go through the staging directory.
 //!
 //! Needs `garage` 2.5.0 on the PATH (`.ci/install` builds it) and
 //! `../shared` (a 5-piece table, the only ones larger than S3's smallest
@@ -40,6 +41,51 @@ fn table_dir(shared: &Path) -> tempfile::TempDir {
         std::fs::copy(shared.join(name), dir.path().join(name)).expect("copy a shared table");
     }
     dir
+}
+
+/// A plain HTTP mirror of `dir` on loopback (tower-http's `ServeDir`,
+/// with Range), served while the runtime lives.
+fn mirror(dir: &Path) -> (String, tokio::runtime::Runtime) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let addr = listener.local_addr().expect("an address");
+    let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(dir));
+    runtime.spawn(async move {
+        let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+        axum::serve(listener, app).await.expect("the mirror serves");
+    });
+    (format!("http://{addr}/"), runtime)
+}
+
+/// `tables fetch` from `from` to `to`, in parts of 5 MiB.
+fn upload_args<'a>(from: &'a str, to: &'a str, endpoint: &'a str, state: &'a str) -> Vec<&'a str> {
+    vec![
+        "tables",
+        "fetch",
+        "--from",
+        from,
+        "--to",
+        to,
+        "--s3-endpoint",
+        endpoint,
+        "--state-dir",
+        state,
+        "--part-size-mib",
+        "5",
+    ]
+}
+
+/// Asserts an upload's `total` line counts `[files, uploaded, already
+/// there, failed]`.
+fn assert_totals(out: &str, counts: [&str; 4]) {
+    println!("{out}");
+    let total = out
+        .lines()
+        .find(|line| line.starts_with("total"))
+        .unwrap_or_else(|| panic!("no total line:\n{out}"));
+    let found: Vec<&str> = total.split_whitespace().skip(1).collect();
+    assert_eq!(found, counts, "{out}");
 }
 
 /// Flips one byte of `path` in place.
@@ -105,22 +151,8 @@ fn a_table_directory_goes_into_garage_resumably_and_is_served_from_there() {
     let tables_arg = tables.path().display().to_string();
     let state_arg = state.path().display().to_string();
     let env = garage.env();
-    let args = [
-        "tables",
-        "fetch",
-        "--from",
-        &tables_arg,
-        "--to",
-        &url,
-        "--s3-endpoint",
-        &endpoint,
-        "--state-dir",
-        &state_arg,
-        "--part-size-mib",
-        "5",
-        "--jobs",
-        "1",
-    ];
+    let mut args = upload_args(&tables_arg, &url, &endpoint, &state_arg);
+    args.extend(["--jobs", "1"]);
     // The key may take a moment to be usable after the layout applies.
     let started = Instant::now();
     while !try_zugzwang(
@@ -164,13 +196,7 @@ fn a_table_directory_goes_into_garage_resumably_and_is_served_from_there() {
     // Whole again: only it is uploaded; the others are complete.
     std::fs::write(&damaged, &whole).expect("write");
     let out = zugzwang(&args, &env);
-    println!("{out}");
-    let total = out
-        .lines()
-        .find(|line| line.starts_with("total"))
-        .expect("a total line");
-    let counts: Vec<&str> = total.split_whitespace().collect();
-    assert_eq!(counts, ["total", "72", "1", "71", "0"], "{out}");
+    assert_totals(&out, ["72", "1", "71", "0"]);
 
     // Served from the bucket as from the directory.
     let s3 = ["--s3-endpoint", endpoint.as_str()];
@@ -191,4 +217,36 @@ fn a_table_directory_goes_into_garage_resumably_and_is_served_from_there() {
             "{path}: the bucket answered otherwise"
         );
     }
+    drop((local, remote));
+
+    // From a mirror: each file fetched into the state directory, uploaded
+    // (the large one in parts) and removed there; the bucket then passes
+    // `verify`.
+    let (from, _mirror) = mirror(tables.path());
+    let mirrored = format!("s3://{BUCKET}/mirrored");
+    let mut args = upload_args(&from, &mirrored, &endpoint, &state_arg);
+    args.extend(["--only", "KQvK,KRPvKR"]);
+    let out = zugzwang(&args, &env);
+    assert_totals(&out, ["4", "4", "0", "0"]);
+    let staging = state.path().join("uploads").join(BUCKET).join(".staging");
+    let left: Vec<_> = std::fs::read_dir(&staging)
+        .expect("the staging directory")
+        .filter_map(|e| Some(e.ok()?.file_name()))
+        .filter(|name| name != ".zugzwang")
+        .collect();
+    assert!(left.is_empty(), "staged files left behind: {left:?}");
+    let verified = zugzwang(
+        &[
+            "verify",
+            &mirrored,
+            "--partial",
+            "--s3-endpoint",
+            &endpoint,
+            "--state-dir",
+            &state_arg,
+        ],
+        &env,
+    );
+    assert!(verified.contains("4 tables"), "{verified}");
+    assert!(verified.contains(": 0 damaged, 0 extra"), "{verified}");
 }
