@@ -61,7 +61,7 @@ pub enum TargetError {
     )]
     NotS3(String),
     #[error(
-        "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION; Garage's is `garage`) to a key allowed to write the bucket"
+        "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION; Garage's is `garage`) to a key allowed to write the bucket; on EC2 with an instance role, set AWS_METADATA_ENDPOINT=http://169.254.169.254"
     )]
     NoCredentials,
     #[error(
@@ -256,6 +256,12 @@ impl Target {
         })
     }
 
+    /// The journal of the upload of `file`.
+    fn journal_path(&self, file: &str) -> PathBuf {
+        let location = self.url.location(file);
+        upload_journal::path(&self.state_dir, &self.bucket, location.as_ref())
+    }
+
     /// Where an upload's journal is kept: the state directory's `uploads/`.
     pub fn journal_dir(&self) -> PathBuf {
         self.state_dir.join(upload_journal::UPLOADS_SUBDIR)
@@ -392,7 +398,7 @@ impl Target {
     ) -> Result<Uploaded, PartsError> {
         let file = planned.file.as_str();
         let location = self.url.location(file);
-        let journal_path = upload_journal::path(&self.state_dir, &self.bucket, location.as_ref());
+        let journal_path = self.journal_path(file);
         let mut journal = self.journal_for(source, planned, &journal_path).await?;
         let continued = journal.bytes_sent();
         // The digest covers every byte: those sent by an earlier run are
@@ -628,10 +634,13 @@ fn check_digest(digest: Digester, planned: &PlannedFile) -> Result<(), UploadErr
 }
 
 /// Whether the environment gives credentials `object_store` takes: a key,
-/// or a web identity or container role.
+/// a web identity or container role, or (named, so that a machine without
+/// any is told so at once instead of after the metadata service's
+/// timeout) an instance role.
 fn has_credentials() -> bool {
     let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
     (set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY"))
+        || set("AWS_METADATA_ENDPOINT")
         || set("AWS_WEB_IDENTITY_TOKEN_FILE")
         || set("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
         || set("AWS_CONTAINER_CREDENTIALS_FULL_URI")
@@ -725,6 +734,9 @@ async fn upload_one(
     progress: &dyn Progress,
 ) -> Result<Uploaded, UploadError> {
     if target.holds(planned).await? {
+        // A run stopped between completing an upload and removing its
+        // journal leaves one behind.
+        let _ = upload_journal::remove(&target.journal_path(&planned.file));
         progress.advance(planned.size.unwrap_or(0));
         return Ok(Uploaded::AlreadyComplete);
     }
