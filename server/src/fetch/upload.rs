@@ -811,3 +811,63 @@ pub fn tables_in(
 pub fn staging_dir(target: &Target) -> PathBuf {
     target.journal_dir().join(&target.bucket).join(".staging")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn generic(text: &str) -> object_store::Error {
+        object_store::Error::Generic {
+            store: "S3",
+            source: text.into(),
+        }
+    }
+
+    #[test]
+    fn sorts_a_failed_first_list_into_what_to_fix() {
+        let url = match RemoteUrl::parse("s3://tables/standard") {
+            Some(Ok(url)) => url,
+            other => panic!("{other:?}"),
+        };
+        let sort = |err| classify(err, &url, "tables", "http://10.0.0.5:3900");
+        let missing = object_store::Error::NotFound {
+            path: "tables".into(),
+            source: "404".into(),
+        };
+        assert!(matches!(sort(missing), TargetError::BucketMissing { .. }));
+        let body = "404 Not Found: <Error><Code>NoSuchBucket</Code></Error>";
+        assert!(matches!(
+            sort(generic(body)),
+            TargetError::BucketMissing { .. }
+        ));
+        let denied = object_store::Error::PermissionDenied {
+            path: "tables".into(),
+            source: "403".into(),
+        };
+        assert!(matches!(sort(denied), TargetError::AccessDenied { .. }));
+        let body = "403 Forbidden: <Error><Code>AccessDenied</Code></Error>";
+        assert!(matches!(
+            sort(generic(body)),
+            TargetError::AccessDenied { .. }
+        ));
+        let refused = sort(generic("HTTP error: error sending request"));
+        assert!(matches!(refused, TargetError::Unreachable { .. }));
+        assert!(
+            refused.to_string().contains("http://10.0.0.5:3900"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn digests_by_the_published_algorithm() {
+        let mut sha = Digester::new(&PublishedDigest::Sha256(""));
+        sha.update(b"abc");
+        assert_eq!(
+            sha.finish(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        let mut md5 = Digester::new(&PublishedDigest::Md5(""));
+        md5.update(b"abc");
+        assert_eq!(md5.finish(), "900150983cd24fb0d6963f7d28e17f72");
+    }
+}
