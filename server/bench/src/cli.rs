@@ -39,6 +39,22 @@ pub enum Command {
     /// `zugzwang serve`, every flag of it, plus switches for measuring it.
     // Boxed: every flag of `zugzwang serve` makes it far larger than the others.
     Serve(Box<BenchServeArgs>),
+    /// Forward TCP connections to a server, holding its answers back by a
+    /// fixed time: a store on loopback that answers like one across a network.
+    DelayProxy(DelayProxyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DelayProxyArgs {
+    /// Address to accept connections on.
+    #[arg(long)]
+    pub listen: std::net::SocketAddr,
+    /// The server to forward them to.
+    #[arg(long)]
+    pub to: std::net::SocketAddr,
+    /// Milliseconds each chunk of the server's answer is held back.
+    #[arg(long, default_value_t = 20)]
+    pub delay_ms: u64,
 }
 
 #[derive(Debug, Args)]
@@ -132,6 +148,11 @@ pub enum CliError {
     Bench(#[from] BenchError),
     #[error(transparent)]
     Serve(#[from] ServeError),
+    #[error("delay-proxy on {listen}: {source} (is the address free and one of this machine's?)")]
+    DelayProxy {
+        listen: std::net::SocketAddr,
+        source: std::io::Error,
+    },
 }
 
 /// `serve`'s own exit statuses (requests cut by the drain) carry through.
@@ -139,7 +160,7 @@ impl Failure for CliError {
     fn exit_status(&self) -> u8 {
         match self {
             CliError::Serve(err) => err.exit_status(),
-            CliError::Bench(_) => 1,
+            CliError::Bench(_) | CliError::DelayProxy { .. } => 1,
         }
     }
 }
@@ -167,6 +188,15 @@ pub async fn run(
                 unfinished_grace: args.unfinished_grace_ms.map(Duration::from_millis),
             };
             serve::serve_with(args.serve, inherited, knobs).await?;
+        }
+        Command::DelayProxy(args) => {
+            let delay = Duration::from_millis(args.delay_ms);
+            crate::delay::run(args.listen, args.to, delay)
+                .await
+                .map_err(|source| CliError::DelayProxy {
+                    listen: args.listen,
+                    source,
+                })?;
         }
     }
     Ok(())
