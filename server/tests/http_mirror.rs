@@ -2,7 +2,8 @@
 //! (issue 46): `tier build --from http://…` builds the prefixes from the
 //! mirror's files (checked against the published digests), and `serve
 //! --tables http://…` answers the request log as the local directory does,
-//! byte for byte, with at most one GET per slow read. The mirror is
+//! byte for byte, with at most one GET per slow read (the variants' and
+//! DTM tables on mirrors: `remote_variants.rs`). The mirror is
 //! tower-http's `ServeDir` (Range, HEAD) in the test, over the 3-4 piece
 //! tables the repository carries, so this runs on a bare clone too.
 
@@ -10,123 +11,9 @@ mod common;
 mod process;
 mod remote_support;
 
-use std::{
-    net::SocketAddr,
-    path::{Path, PathBuf},
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
-};
+use std::{path::PathBuf, sync::atomic::Ordering};
 
-use axum::{Router, extract::Request, middleware::Next, response::Html, routing::get};
-use remote_support::*;
-
-/// An HTTP mirror of `dir` (at `/NAME/`, NAME its own) on loopback: an index page linking its files
-/// (as nginx's `autoindex` does), the files with Range; counts ranged GETs.
-struct Mirror {
-    addr: SocketAddr,
-    name: String,
-    ranged_gets: Arc<AtomicU64>,
-    _runtime: tokio::runtime::Runtime,
-}
-
-impl Mirror {
-    fn start(dir: &Path) -> Mirror {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .expect("read the tables")
-            .filter_map(|e| Some(e.ok()?.file_name().to_str()?.to_string()))
-            .collect();
-        names.sort();
-        let links: String = names
-            .iter()
-            .map(|name| format!("<a href=\"{name}\">{name}</a>\n"))
-            .collect();
-        let name = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("a directory name")
-            .to_string();
-        let index =
-            format!("<html><body><pre><a href=\"../\">../</a>\n{links}</pre></body></html>");
-        let ranged_gets = Arc::new(AtomicU64::new(0));
-        let counted = Arc::clone(&ranged_gets);
-        let app = Router::new()
-            .route(
-                &format!("/{name}/"),
-                get(move || async move { Html(index) }),
-            )
-            .fallback_service(tower_http::services::ServeDir::new(
-                dir.parent().expect("the tables' parent"),
-            ))
-            .layer(axum::middleware::from_fn(
-                move |request: Request, next: Next| {
-                    let counted = Arc::clone(&counted);
-                    async move {
-                        if request.headers().contains_key("range") {
-                            counted.fetch_add(1, Ordering::Relaxed);
-                        }
-                        next.run(request).await
-                    }
-                },
-            ));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let addr = listener.local_addr().expect("addr");
-        runtime.spawn(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-            axum::serve(listener, app).await.expect("the mirror serves");
-        });
-        Mirror {
-            addr,
-            name,
-            ranged_gets,
-            _runtime: runtime,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/{}/", self.addr, self.name)
-    }
-}
-
-/// Fast tiers built by `tier build` from the directory and from its mirror.
-struct Tiers {
-    local: tempfile::TempDir,
-    remote: tempfile::TempDir,
-    /// What `tier build --from URL` printed.
-    remote_output: String,
-}
-
-impl Tiers {
-    fn build(tables: &str, url: &str) -> Tiers {
-        let local = tempfile::tempdir().expect("temp dir");
-        let remote = tempfile::tempdir().expect("temp dir");
-        let to = |dir: &tempfile::TempDir| dir.path().display().to_string();
-        zugzwang(
-            &["tier", "build", "--from", tables, "--to", &to(&local)],
-            &[],
-        );
-        let remote_output = zugzwang(&["tier", "build", "--from", url, "--to", &to(&remote)], &[]);
-        Tiers {
-            local,
-            remote,
-            remote_output,
-        }
-    }
-
-    fn dirs(&self) -> (String, String) {
-        (
-            self.local.path().display().to_string(),
-            self.remote.path().display().to_string(),
-        )
-    }
-}
+use remote_support::{mirror::Mirror, *};
 
 fn tables_dir() -> PathBuf {
     common::embedded_tables_dir()
@@ -137,7 +24,7 @@ fn an_http_mirror_answers_as_the_local_directory_does() {
     let mirror = Mirror::start(&tables_dir());
     let url = mirror.url();
     let tables = tables_dir().display().to_string();
-    let tiers = Tiers::build(&tables, &url);
+    let tiers = Tiers::build(&[&tables], &[&url], &[], &[]);
     let built = &tiers.remote_output;
     let (local_fast_dir, remote_fast_dir) = tiers.dirs();
     let tables_there = std::fs::read_dir(tables_dir())
@@ -173,33 +60,6 @@ fn an_http_mirror_answers_as_the_local_directory_does() {
         seen, gets,
         "the mirror saw other GETs than the server counted"
     );
-}
-
-#[test]
-fn atomic_tables_on_a_mirror_answer_as_the_local_directory_does() {
-    let dir = common::atomic_tables_dir();
-    let mirror = Mirror::start(&dir);
-    let url = mirror.url();
-    let tables = dir.display().to_string();
-    let tiers = Tiers::build(&tables, &url);
-    let (local_fast_dir, remote_fast_dir) = tiers.dirs();
-    let local = serve(&["--atomic", &tables, "--fast", &local_fast_dir], &[]);
-    let remote = serve(&["--atomic", &url, "--fast", &remote_fast_dir], &[]);
-    let text = std::fs::read_to_string(common::fixture("atomic-34.csv")).expect("positions");
-    let paths: Vec<String> = text
-        .lines()
-        .skip(1)
-        .step_by(3)
-        .filter_map(|line| line.split(',').next())
-        .map(|fen| format!("/atomic?fen={}", fen.replace(' ', "_")))
-        .collect();
-    assert!(paths.len() > 90, "{} positions", paths.len());
-    let (_, gets) = assert_same(
-        &paths,
-        &replay(local.addr, &paths),
-        &replay(remote.addr, &paths),
-    );
-    assert!(gets > 0, "no GET was counted:\n{}", remote.log());
 }
 
 #[test]

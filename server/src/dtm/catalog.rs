@@ -40,8 +40,7 @@ use crate::{
 /// The md5 list of the embedded tables, one line per file of the 2-4 piece set.
 static EMBEDDED_MD5SUMS: &str = include_str!("../../tables-prophet/MD5SUMS");
 
-/// The name of the md5 lists the generator's users write beside tables.
-pub const MD5SUMS: &str = "MD5SUMS";
+pub use super::format::MD5SUMS;
 
 /// The piece counts of the expected set.
 pub const EXPECTED_PIECES: std::ops::RangeInclusive<usize> = 2..=4;

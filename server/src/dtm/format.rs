@@ -266,6 +266,10 @@ impl TableFile {
 /// The suffix of a Prophet table file (`KBNK.egtb.bz`).
 pub const SUFFIX: &str = ".egtb.bz";
 
+/// The name of the md5 lists the generator's users write beside tables
+/// (read by `catalog`; a remote source lists them with the tables).
+pub const MD5SUMS: &str = "MD5SUMS";
+
 /// The material of a Prophet table file name (`KBNK.egtb.bz`), if the name
 /// is one (the canonical spelling only, as the generator writes it).
 pub fn material_of_name(file: &str) -> Option<ProphetMaterial> {
@@ -342,13 +346,18 @@ fn collect_files(
 /// [`TableFile::open`] checks them: the header against the material the
 /// name says, the length against header, list and blocks).
 pub fn layout(path: &Path) -> Result<TableLayout, ProphetError> {
+    layout_in(&OsFilesystem::new(), path)
+}
+
+/// [`layout`] of a file `filesystem` reads (a remote source's object).
+pub fn layout_in(filesystem: &dyn Filesystem, path: &Path) -> Result<TableLayout, ProphetError> {
     let name = file_name(path);
     let material = material_of_name(&name).ok_or_else(|| ProphetError::Corrupt {
         path: path.to_owned(),
         what: "not a Prophet table name (expected e.g. KBNK.egtb.bz)".to_owned(),
     })?;
     let positions = Layout::new(material).num_positions();
-    let table = TableFile::open(&OsFilesystem::new(), path, positions)?;
+    let table = TableFile::open(filesystem, path, positions)?;
     let prefix_len = table.prefix_len();
     Ok(TableLayout {
         kind: TableKind::Dtm,

@@ -4,6 +4,7 @@
 
 use std::{
     net::SocketAddr,
+    path::Path,
     process::{Child, Command, Stdio},
     sync::Arc,
     thread,
@@ -217,13 +218,18 @@ impl Drop for Garage {
 
 /// Uploads `files` (name, bytes) under the prefix, a few at a time.
 pub fn upload(store: &Arc<dyn ObjectStore>, files: Vec<(String, Vec<u8>)>) {
+    upload_under(store, PREFIX, files);
+}
+
+/// Uploads `files` (name, bytes) under `prefix`, a few at a time.
+pub fn upload_under(store: &Arc<dyn ObjectStore>, prefix: &str, files: Vec<(String, Vec<u8>)>) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         use futures::StreamExt;
         let puts = futures::stream::iter(files).map(|(name, bytes)| {
             let store = Arc::clone(store);
             async move {
-                let location = ObjectPath::from(format!("{PREFIX}/{name}"));
+                let location = ObjectPath::from(format!("{prefix}/{name}"));
                 let started = Instant::now();
                 loop {
                     match store.put(&location, PutPayload::from(bytes.clone())).await {
@@ -240,4 +246,22 @@ pub fn upload(store: &Arc<dyn ObjectStore>, files: Vec<(String, Vec<u8>)>) {
         });
         puts.buffer_unordered(4).collect::<Vec<()>>().await;
     });
+}
+
+/// The table files of `dir` (Syzygy and Prophet, and the `MD5SUMS` that
+/// vouches for Prophet files), with their bytes, sorted by name.
+pub fn table_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .expect("the tables")
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let name = path.file_name()?.to_str()?.to_string();
+            let table = server::store::layout::is_table_name(&name)
+                || name.ends_with(".egtb.bz")
+                || name == "MD5SUMS";
+            table.then(|| (name, std::fs::read(&path).expect("read a table")))
+        })
+        .collect();
+    files.sort();
+    files
 }

@@ -1,11 +1,11 @@
 //! Shared by the tests of remote table sources (`object_store.rs`,
-//! `http_mirror.rs`): `zugzwang tier build` and `serve` run as child
-//! processes, a replay of a request log against two servers, and the
-//! comparison of their answers. Needs `mod common; mod process;` beside it.
+//! `http_mirror.rs`, `remote_variants.rs`): `zugzwang tier build` and
+//! `serve` run as child processes, a replay of a request log against two
+//! servers, and the comparison of their answers; a Garage (`garage`) and an
+//! HTTP mirror (`mirror`) to hold the tables. Needs `mod common; mod
+//! process;` beside it.
 
 #![allow(dead_code)]
-
-pub mod garage;
 
 use std::{
     io::Read,
@@ -15,6 +15,9 @@ use std::{
 };
 
 use crate::process::{self, Server};
+
+pub mod garage;
+pub mod mirror;
 
 /// A port nobody listens on now, for a server a test starts.
 pub fn free_port() -> SocketAddr {
@@ -73,17 +76,63 @@ pub fn tier_build(
     (fast, to)
 }
 
-/// `zugzwang serve ARGS` with `env` added, on a free port.
+/// `zugzwang serve ARGS` with `env` added, on a free port, its caches
+/// evicting nothing ([`NO_EVICTION`]).
 pub fn serve(args: &[&str], env: &[(&str, String)]) -> Server {
     let mut command = process::binary();
     // Generous: a busy CI machine must not turn a slow answer into a 504.
     command
         .args(["serve", "--bind", "127.0.0.1:0", "--request-timeout", "120"])
+        .args(NO_EVICTION)
         .args(args);
     for (key, value) in env {
         command.env(key, value);
     }
     Server::start(command)
+}
+
+/// Fast tiers built by `tier build`, from local directories and from
+/// remote sources holding the same tables.
+pub struct Tiers {
+    pub local: tempfile::TempDir,
+    pub remote: tempfile::TempDir,
+    /// What `tier build --from URL...` printed.
+    pub remote_output: String,
+}
+
+impl Tiers {
+    /// `remote_args` (`--s3-endpoint`) and `env` (credentials) are for
+    /// the remote sources' build.
+    pub fn build(
+        local: &[&str],
+        remote: &[&str],
+        remote_args: &[&str],
+        env: &[(&str, String)],
+    ) -> Tiers {
+        let local_dir = tempfile::tempdir().expect("temp dir");
+        let remote_dir = tempfile::tempdir().expect("temp dir");
+        let build = |from: &[&str], to: &tempfile::TempDir, extra: &[&str], env| {
+            let to = to.path().display().to_string();
+            let mut args = vec!["tier", "build", "--to", &to, "--from"];
+            args.extend(from);
+            args.extend(extra);
+            zugzwang(&args, env)
+        };
+        build(local, &local_dir, &[], &[]);
+        let remote_output = build(remote, &remote_dir, remote_args, env);
+        Tiers {
+            local: local_dir,
+            remote: remote_dir,
+            remote_output,
+        }
+    }
+
+    pub fn dirs(&self) -> (String, String) {
+        (
+            self.local.path().display().to_string(),
+            self.remote.path().display().to_string(),
+        )
+    }
 }
 
 /// One answer: its status, body and the reads `X-Probe-Reads` counted.
@@ -180,19 +229,50 @@ pub fn assert_same(paths: &[String], local: &[Answer], remote: &[Answer]) -> (u6
 }
 
 /// A replay's GETs against the local slow tier's slow reads over the same
-/// requests. Which probe of a request finds a block in the chunk cache
-/// depends on how its parallel probes interleave, which differs between
-/// the two (a remote read never runs in the no-wait pass) and from run to
-/// run: the local tier's count alone moved by 7 % between runs of the same
-/// replay (519 to 556 slow reads), the GETs by 1 % (541 to 548). So 10 %
-/// more GETs than this run's local slow reads are allowed; every request's
-/// GETs are at most its own slow reads (`assert_same`).
+/// requests (issue 46). Per request the check is exact against the remote
+/// server's own slow reads (`assert_same`: each GET is one slow read; a
+/// probe that joins another's GET makes a slow read and no GET). Against
+/// the local tier it cannot be exact, per request or over a replay,
+/// because what both count depends on the order in which a request's
+/// probes read, and that order differs by design:
+///
+/// - A data read is a Syzygy block (64-byte aligned) widened to the 4 KiB
+///   chunks of the data cache, so two probes' reads often overlap in part
+///   (one chunk against two). Read longer-first they cost one read, the
+///   shorter one then a cache hit; shorter-first, two. The local server
+///   probes inline, one position after another in a fixed order; the
+///   remote one sends every probe that needs a GET to the pool at once,
+///   in whatever order the threads run. On 400 explore-345 requests, 301
+///   of 3436 GETs overlapped an earlier GET's range in part.
+/// - A GET that has just landed is no longer in flight but its bytes are
+///   not yet in the data cache (they are checked against the block sums
+///   first): a probe asking for the same range in those microseconds
+///   sends it again (34 of the 3436).
+/// - The local count moves too: a table's first open is refused inline,
+///   so the probes that need it run on the pool together and may read one
+///   block twice (no single flight for page-cache hits): 3414 and 3490
+///   slow reads on two runs of the same replay.
+/// - With the default 8 MiB data cache, which blocks are evicted depends
+///   on the order as well; the tests give both servers caches that evict
+///   nothing ([`NO_EVICTION`]).
+///
+/// Measured so: 29 to 36 of 400 requests made more GETs than the local
+/// tier's slow reads (by 1 to 7), and about as many fewer; over the replay
+/// the GETs were 98.5 % and 100.7 % of the local slow reads on the 3-4-5
+/// tables (`object_store.rs`), 103.6 % (543 for 524) on the 3-4 piece
+/// mirror (`http_mirror.rs`), where fewer reads make each order effect
+/// weigh more. So 10 % more are allowed over a replay.
 pub fn assert_gets_within(gets: u64, slow: u64) {
     assert!(
         gets * 100 <= slow * 110,
         "{gets} GETs for the {slow} slow reads of the local tier"
     );
 }
+
+/// `serve` flags that give every cache room for a test's whole replay, so
+/// that no answer, block or probe is evicted in an order that depends on
+/// timing (see [`assert_gets_within`]).
+pub const NO_EVICTION: [&str; 2] = ["--memory-mb", "1024"];
 
 /// Whether `command` runs (`--version` or the like succeeds).
 pub fn installed(program: &str, arg: &str) -> bool {

@@ -47,6 +47,7 @@ use std::{
 };
 
 use object_store::path::Path as ObjectPath;
+use shakmaty_syzygy::filesystem::{Filesystem, RandomAccessFile};
 
 use crate::exposition::Exposition;
 use file::RemoteFile;
@@ -319,11 +320,7 @@ impl RemoteSources {
                 "{}: {} objects listed ({} table files)",
                 source.url(),
                 source.objects().len(),
-                source
-                    .objects()
-                    .keys()
-                    .filter(|k| super::layout::is_table_name(k))
-                    .count()
+                source.objects().keys().filter(|k| is_table_file(k)).count()
             );
             sources.push(Arc::new(source));
         }
@@ -439,6 +436,32 @@ impl RemoteSources {
         files
     }
 
+    /// The objects under `dir`, down to `depth` "subdirectories" (0: those
+    /// directly under it), as paths.
+    pub fn files_under(&self, dir: &Path, depth: usize) -> io::Result<Vec<PathBuf>> {
+        let (source, relative) = self.find(dir).ok_or_else(|| not_listed(dir))?;
+        let under = match relative.is_empty() {
+            true => String::new(),
+            false => format!("{relative}/"),
+        };
+        Ok(source
+            .objects()
+            .keys()
+            .filter(|key| {
+                key.strip_prefix(under.as_str())
+                    .is_some_and(|rest| rest.matches('/').count() <= depth)
+            })
+            .map(|key| source.url().path_of(key))
+            .collect())
+    }
+
+    /// A whole (small) object, with one GET: an `MD5SUMS` list.
+    pub fn read_whole(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut self.reader(path)?, &mut bytes)?;
+        Ok(bytes)
+    }
+
     /// GETs sent by every source since start.
     pub fn gets(&self) -> u64 {
         self.sources.iter().map(|s| s.metrics().gets()).sum()
@@ -448,6 +471,29 @@ impl RemoteSources {
     pub fn render(&self, out: &mut Exposition) {
         render_sources(out, &self.sources);
     }
+}
+
+/// The sources as a filesystem of their own, without the tiers above:
+/// what `tier build` reads a remote table's header through.
+impl Filesystem for RemoteSources {
+    fn regular_file_size(&self, path: &Path) -> io::Result<u64> {
+        Ok(self.stat(path)?.size)
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        RemoteSources::read_dir(self, path)
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        Ok(Box::new(RemoteSources::open(self, path, &Arc::default())?))
+    }
+}
+
+/// Whether an object's key names a table file: a Syzygy table of any
+/// variant, or a Prophet DTM table (also in a "subdirectory").
+fn is_table_file(key: &str) -> bool {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    super::layout::is_table_name(name) || crate::dtm::format::is_table_name(name)
 }
 
 /// The remote figures of `sources` (none: the families with no series).

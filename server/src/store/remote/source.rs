@@ -25,6 +25,7 @@ use super::{
     metrics::{Failure, RemoteMetrics},
 };
 use crate::{
+    dtm::format as prophet_format,
     store::{layout::is_table_name, single_flight::Flights},
     sync::lock,
 };
@@ -510,7 +511,11 @@ async fn index_names(base: &str, options: &RemoteOptions) -> Result<Vec<String>,
 }
 
 /// File names of tables an HTML page links to (`href="KQvK.rtbw"`, also
-/// as the last part of a longer link), each once, sorted.
+/// as the last part of a longer link), each once, sorted: Syzygy tables of
+/// every variant, Prophet DTM tables (`KQK.egtb.bz`) and the `MD5SUMS`
+/// that vouches for them (`tier build` checks them against it). A mirror
+/// must list them in one directory page: links to subdirectories are not
+/// followed.
 pub fn linked_table_names(html: &str) -> Vec<String> {
     let mut names: Vec<String> = html
         .split("href=")
@@ -520,7 +525,10 @@ pub fn linked_table_names(html: &str) -> Vec<String> {
             let link = rest[1..].split(quote).next()?;
             let link = link.split(['?', '#']).next()?;
             let name = link.rsplit('/').next()?;
-            is_table_name(name).then(|| name.to_string())
+            let wanted = is_table_name(name)
+                || prophet_format::is_table_name(name)
+                || name == prophet_format::MD5SUMS;
+            wanted.then(|| name.to_string())
         })
         .collect();
     names.sort();
@@ -538,10 +546,20 @@ mod tests {
 <a href="KQvK.rtbw">KQvK.rtbw</a>       06-Dec-2026 10:00     1234
 <a href='/tables/KQvK.rtbz'>KQvK.rtbz</a>
 <a href="KQvK.rtbw">again</a><a href="README.txt">README</a><a href="sub/">sub/</a>
-<a href="KRvK.rtbw?download=1">x</a></pre></body></html>"#;
+<a href="KRvK.rtbw?download=1">x</a><a href="KQK.egtb.bz">KQK.egtb.bz</a>
+<a href="KQvK.atbw">a</a><a href="KvK.stbz">s</a><a href="KQ.egtb.bz">no</a>
+<a href="MD5SUMS">MD5SUMS</a></pre></body></html>"#;
         assert_eq!(
             linked_table_names(page),
-            vec!["KQvK.rtbw", "KQvK.rtbz", "KRvK.rtbw"]
+            vec![
+                "KQK.egtb.bz",
+                "KQvK.atbw",
+                "KQvK.rtbw",
+                "KQvK.rtbz",
+                "KRvK.rtbw",
+                "KvK.stbz",
+                "MD5SUMS"
+            ]
         );
     }
 

@@ -201,12 +201,8 @@ fn find_work(options: &BuildOptions, summary: &mut Summary) -> Vec<Work> {
         options.remote.as_deref(),
         &mut summary.failures,
     );
-    let local: Vec<PathBuf> = options
-        .from
-        .iter()
-        .filter(|dir| !is_remote(dir))
-        .cloned()
-        .collect();
+    let (remote_dirs, local): (Vec<PathBuf>, Vec<PathBuf>) =
+        options.from.iter().cloned().partition(|dir| is_remote(dir));
     for path in tables {
         let parsed = match is_remote(&path) {
             true => parse_remote(options, &path),
@@ -226,8 +222,14 @@ fn find_work(options: &BuildOptions, summary: &mut Summary) -> Vec<Work> {
     }
     let prophet = dtm::find(&local);
     summary.failures.extend(prophet.failures);
-    for (path, listed) in prophet.files {
-        match prophet_format::layout(&path) {
+    let mut prophet_files = prophet.files;
+    prophet_files.extend(remote_prophet(options, &remote_dirs, &mut summary.failures));
+    for (path, listed) in prophet_files {
+        let parsed = match (&options.remote, is_remote(&path)) {
+            (Some(remote), true) => prophet_format::layout_in(remote.as_ref(), &path),
+            _ => prophet_format::layout(&path),
+        };
+        match parsed {
             Ok(layout) => work.push(Work::new(path, layout, listed, options)),
             Err(err) => {
                 if listed.is_some() && matches!(err, ProphetError::Corrupt { .. }) {
@@ -238,6 +240,66 @@ fn find_work(options: &BuildOptions, summary: &mut Summary) -> Vec<Work> {
         }
     }
     work
+}
+
+/// The Prophet table objects under the remote sources `dirs` (down to the
+/// generator's subdirectories), each with the md5 an `MD5SUMS` object in
+/// its directory or one above it gives, as `dtm::find` gives for local
+/// directories.
+fn remote_prophet(
+    options: &BuildOptions,
+    dirs: &[PathBuf],
+    failures: &mut Vec<(String, String)>,
+) -> Vec<(PathBuf, Option<Listed>)> {
+    let Some(remote) = &options.remote else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for dir in dirs {
+        let objects = match remote.files_under(dir, prophet_format::SEARCH_DEPTH as usize) {
+            Ok(objects) => objects,
+            // Already reported by `RemoteSources::table_files`.
+            Err(_) => continue,
+        };
+        let mut lists: Vec<(String, Listed)> = Vec::new();
+        for list in objects.iter().filter(|p| file_name(p) == dtm::MD5SUMS) {
+            match remote.read_whole(list) {
+                Ok(bytes) => lists.extend(md5_entries(list, &String::from_utf8_lossy(&bytes))),
+                Err(err) => failures.push((
+                    list.display().to_string(),
+                    format!("cannot read the md5 list: {err}"),
+                )),
+            }
+        }
+        for path in objects {
+            if !prophet_format::is_table_name(&file_name(&path)) {
+                continue;
+            }
+            let key = path.display().to_string();
+            let listed = lists
+                .iter()
+                .find(|(p, _)| *p == key)
+                .map(|(_, l)| l.clone());
+            files.push((path, listed));
+        }
+    }
+    files.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()).then(a.0.cmp(&b.0)));
+    files
+}
+
+/// The Prophet tables an md5 list object names, by the URL each is at.
+fn md5_entries(list: &Path, text: &str) -> Vec<(String, Listed)> {
+    let dir = list.parent().unwrap_or(list).display().to_string();
+    crate::catalog::digests::parse_md5sums(text)
+        .filter(|(_, path)| prophet_format::is_table_name(&file_name(Path::new(path))))
+        .map(|(md5, path)| {
+            let listed = Listed {
+                md5: md5.to_ascii_lowercase(),
+                list: list.to_path_buf(),
+            };
+            (format!("{dir}/{}", path.trim_start_matches("./")), listed)
+        })
+        .collect()
 }
 
 /// Parses the header of a table object with a few ranged GETs.
