@@ -18,6 +18,7 @@
 #![recursion_limit = "256"]
 
 pub mod catalog;
+pub mod circuit_breaker;
 pub mod cli;
 pub mod dtm;
 pub mod engine;

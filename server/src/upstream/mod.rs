@@ -36,7 +36,7 @@ use futures::{
 };
 use shakmaty::{EnPassantMode, fen::Fen, variant::VariantPosition};
 
-use crate::{engine::answer_cache, sync::lock};
+use crate::{circuit_breaker::BreakerState, engine::answer_cache, sync::lock};
 use client::{Reply, UpstreamUrl};
 use comparison::LocalAnswer;
 use gaps::LocalCoverage;
@@ -354,9 +354,7 @@ impl Upstreams {
                 Err(Why(format!("{host}: {reason}")))
             }
         };
-        if was != politeness::BreakerState::Open
-            && politeness.breaker(now) == politeness::BreakerState::Open
-        {
+        if was != BreakerState::Open && politeness.breaker(now) == BreakerState::Open {
             tracing::warn!(
                 "{host} failed {} times in a row: not asked until its cool-down is over (answers come from the local tables meanwhile)",
                 politeness.failures_in_a_row()

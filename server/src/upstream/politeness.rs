@@ -1,9 +1,10 @@
 //! How often one upstream server is asked: a token bucket (lichess asks its
 //! API's clients for about one request a second), a pause after `429 Too
 //! Many Requests` as long as its `Retry-After` says (a minute, doubling,
-//! where it says nothing), and a circuit breaker that stops asking a server
-//! that failed several times in a row, trying it again with one request
-//! after a cool-down.
+//! where it says nothing), and a circuit breaker (`crate::circuit_breaker`,
+//! the one a remote table source has too) that stops asking a server that
+//! failed several times in a row, trying it again with one request after a
+//! cool-down.
 //!
 //! Nothing here waits: a request the budget does not allow is refused at
 //! once with how long until it would be, and the caller answers from the
@@ -11,6 +12,8 @@
 //! without sleeping.
 
 use std::time::{Duration, Instant};
+
+use crate::circuit_breaker::{Breaker, BreakerState, Rules};
 
 /// The rules for one upstream server (`serve --upstream-rate`, `--upstream-burst`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,24 +63,6 @@ pub enum Refusal {
     TrialOut,
 }
 
-/// The breaker as `/metrics` shows it: the same three states as a remote
-/// table source's breaker.
-pub use crate::store::remote::breaker::BreakerState;
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Breaker {
-    Closed,
-    Open {
-        until: Instant,
-        cooldown: Duration,
-    },
-    /// The cool-down is over; `trial_out` once its one request went.
-    HalfOpen {
-        cooldown: Duration,
-        trial_out: bool,
-    },
-}
-
 /// What has been asked of one server, and what it said.
 #[derive(Debug, Clone)]
 pub struct Politeness {
@@ -87,7 +72,6 @@ pub struct Politeness {
     /// Not asked before this (`Retry-After`, or the pause after a `429`).
     not_before: Option<Instant>,
     rate_limited_in_a_row: u32,
-    failures_in_a_row: u32,
     breaker: Breaker,
 }
 
@@ -100,8 +84,14 @@ impl Politeness {
             refilled: now,
             not_before: None,
             rate_limited_in_a_row: 0,
-            failures_in_a_row: 0,
-            breaker: Breaker::Closed,
+            breaker: Breaker::new(Rules {
+                failures_to_open: limits.failures_to_open,
+                cooldown: limits.cooldown,
+                max_cooldown: limits.max_cooldown,
+                // The trial's outcome is always reported (`upstream`
+                // answers every request it let go).
+                trial_patience: None,
+            }),
         }
     }
 
@@ -109,7 +99,8 @@ impl Politeness {
         self.limits
     }
 
-    /// Takes a token for one request, or says why none may go now.
+    /// Takes a token for one request, or says why none may go now; the
+    /// breaker's trial is taken only with a token.
     pub fn admit(&mut self, now: Instant) -> Result<(), Refusal> {
         if let Some(until) = self.not_before {
             if now < until {
@@ -117,35 +108,20 @@ impl Politeness {
             }
             self.not_before = None;
         }
-        let trial = match self.breaker {
-            Breaker::Closed => false,
-            Breaker::Open { until, .. } if now < until => {
-                return Err(Refusal::BreakerOpen { wait: until - now });
-            }
-            Breaker::Open { cooldown, .. } => {
-                self.breaker = Breaker::HalfOpen {
-                    cooldown,
-                    trial_out: false,
-                };
-                true
-            }
-            Breaker::HalfOpen {
-                trial_out: true, ..
-            } => return Err(Refusal::TrialOut),
-            Breaker::HalfOpen { .. } => true,
-        };
+        self.breaker
+            .check(now)
+            .map_err(|refused| match refused.trial_out {
+                true => Refusal::TrialOut,
+                false => Refusal::BreakerOpen { wait: refused.wait },
+            })?;
         self.refill(now);
         if self.tokens < 1.0 {
             let wait = Duration::from_secs_f64((1.0 - self.tokens) / self.limits.rate.max(1e-9));
             return Err(Refusal::Budget { wait });
         }
         self.tokens -= 1.0;
-        if trial && let Breaker::HalfOpen { cooldown, .. } = self.breaker {
-            self.breaker = Breaker::HalfOpen {
-                cooldown,
-                trial_out: true,
-            };
-        }
+        // Checked above: the trial (when half-open) is this request's.
+        let _ = self.breaker.admit(now);
         Ok(())
     }
 
@@ -159,9 +135,8 @@ impl Politeness {
     /// The server answered (an answer, or a 4xx other than 429 that says it
     /// does not know): it is up and within its limits.
     pub fn answered(&mut self) {
-        self.failures_in_a_row = 0;
         self.rate_limited_in_a_row = 0;
-        self.breaker = Breaker::Closed;
+        self.breaker.succeeded();
     }
 
     /// The server answered `429`: no request before its `Retry-After` (at
@@ -177,10 +152,7 @@ impl Politeness {
         self.tokens = 0.0;
         self.refilled = now + pause.min(MAX_PAUSE);
         // A server that answers is up, whatever it says.
-        self.failures_in_a_row = 0;
-        if matches!(self.breaker, Breaker::HalfOpen { .. }) {
-            self.breaker = Breaker::Closed;
-        }
+        self.breaker.answered_busy();
     }
 
     /// No answer (refused connection, time limit, 5xx), or one that was
@@ -188,26 +160,10 @@ impl Politeness {
     /// opening the breaker; a failed trial opens it again for twice as
     /// long. A `503` may say when to come back (`retry_after`).
     pub fn failed(&mut self, now: Instant, retry_after: Option<Duration>) {
-        self.failures_in_a_row = self.failures_in_a_row.saturating_add(1);
         if let Some(wait) = retry_after {
             self.pause(now, wait.min(MAX_PAUSE));
         }
-        self.breaker = match self.breaker {
-            Breaker::HalfOpen { cooldown, .. } => {
-                let cooldown = cooldown.saturating_mul(2).min(self.limits.max_cooldown);
-                Breaker::Open {
-                    until: now + cooldown,
-                    cooldown,
-                }
-            }
-            Breaker::Closed if self.failures_in_a_row >= self.limits.failures_to_open.max(1) => {
-                Breaker::Open {
-                    until: now + self.limits.cooldown,
-                    cooldown: self.limits.cooldown,
-                }
-            }
-            other => other,
-        };
+        self.breaker.failed(now);
     }
 
     fn pause(&mut self, now: Instant, wait: Duration) {
@@ -224,15 +180,11 @@ impl Politeness {
 
     /// Failures in a row so far.
     pub fn failures_in_a_row(&self) -> u32 {
-        self.failures_in_a_row
+        self.breaker.failures_in_a_row()
     }
 
     pub fn breaker(&self, now: Instant) -> BreakerState {
-        match self.breaker {
-            Breaker::Closed => BreakerState::Closed,
-            Breaker::Open { until, .. } if now < until => BreakerState::Open,
-            Breaker::Open { .. } | Breaker::HalfOpen { .. } => BreakerState::HalfOpen,
-        }
+        self.breaker.state(now)
     }
 }
 

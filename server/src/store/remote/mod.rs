@@ -23,7 +23,7 @@
 //! Each GET has a timeout and retries with backoff on 5xx, 429 and dropped
 //! connections (`object_store`'s retry), within `--remote-timeout-secs`;
 //! a source that fails several GETs in a row opens its circuit breaker
-//! (`breaker`) and reads that need it fail at once until a trial GET
+//! (`crate::circuit_breaker`) and reads that need it fail at once until a trial GET
 //! succeeds. A failed read is an error naming the table ([`SourceUnavailable`],
 //! a 503 with Retry-After), never a wrong answer. Probes are synchronous
 //! (shakmaty-syzygy's `read_at` on a blocking thread), the client is
@@ -34,7 +34,6 @@
 //! network. GETs are counted per source (`metrics`, `/metrics`) and per
 //! request (`X-Probe-Reads`' `gets=`).
 
-pub mod breaker;
 pub mod file;
 pub mod metrics;
 pub mod source;

@@ -21,10 +21,10 @@ use object_store::{
 
 use super::{
     RemoteError, RemoteOptions, RemoteUrl, Scheme,
-    breaker::{Breaker, Refused},
     metrics::{Failure, RemoteMetrics},
 };
 use crate::{
+    circuit_breaker::{Breaker, BreakerState, Refused, Rules},
     dtm::format as prophet_format,
     store::{layout::is_table_name, single_flight::Flights},
     sync::lock,
@@ -164,7 +164,7 @@ impl RemoteSource {
             url,
             store,
             objects,
-            breaker: Mutex::new(Breaker::new(options.timeout + Duration::from_secs(1))),
+            breaker: Mutex::new(Breaker::new(breaker_rules(options))),
             metrics: RemoteMetrics::default(),
             flights: Flights::default(),
             bridge,
@@ -209,10 +209,7 @@ impl RemoteSource {
     pub fn refused_now(&self) -> Option<Refused> {
         let breaker = lock(&self.breaker);
         match breaker.state(Instant::now()) {
-            super::breaker::BreakerState::Open => {
-                let mut probe = breaker.clone();
-                probe.admit(Instant::now()).err()
-            }
+            BreakerState::Open => breaker.check(Instant::now()).err(),
             _ => None,
         }
     }
@@ -423,6 +420,20 @@ pub fn s3_client(
             url: url.to_string(),
             detail: err.to_string(),
         })
+}
+
+/// A remote source's breaker: a store that went away fails a request's
+/// parallel probes together, so a few failures in a row already say so
+/// (one slow object does not); requests are waiting for it, so it is
+/// asked again within seconds. A trial GET out longer than a GET may take
+/// (timeout and retries) is lost.
+fn breaker_rules(options: &RemoteOptions) -> Rules {
+    Rules {
+        failures_to_open: 5,
+        cooldown: Duration::from_secs(1),
+        max_cooldown: Duration::from_secs(8),
+        trial_patience: Some(options.timeout + Duration::from_secs(1)),
+    }
 }
 
 /// The listing at start: every object under an S3 prefix; for an HTTP
