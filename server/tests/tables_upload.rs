@@ -5,6 +5,8 @@
 //! run finds everything complete, and `serve --tables s3://…` then
 //! answers as the local directory does. The same tables from an HTTP
 //! mirror (tower-http's `ServeDir`) go through the staging directory.
+//! Prophet DTM files (`--dtm`, `../shared/prophet`) go in with an `MD5SUMS`
+//! object beside them, and `serve --dtm s3://…` answers as the directory.
 //!
 //! Needs `garage` 2.5.0 on the PATH (`.ci/install` builds it) and
 //! `../shared` (a 5-piece table, the only ones larger than S3's smallest
@@ -135,6 +137,19 @@ fn kill_after_first_part(args: &[&str], env: &[(&str, String)], state: &Path) ->
     journal
 }
 
+/// Waits until `tables status` lists the bucket: the key may take a
+/// moment to be usable after Garage's layout applies.
+fn wait_for_bucket(url: &str, endpoint: &str, env: &[(&str, String)]) {
+    let started = Instant::now();
+    while !try_zugzwang(&["tables", "status", url, "--s3-endpoint", endpoint], env)
+        .1
+        .contains("tables in s3://")
+    {
+        assert!(started.elapsed() < PATIENCE, "the bucket never listed");
+        thread::sleep(Duration::from_millis(300));
+    }
+}
+
 #[test]
 fn a_table_directory_goes_into_garage_resumably_and_is_served_from_there() {
     if !available("uploads to an object store") {
@@ -153,18 +168,7 @@ fn a_table_directory_goes_into_garage_resumably_and_is_served_from_there() {
     let env = garage.env();
     let mut args = upload_args(&tables_arg, &url, &endpoint, &state_arg);
     args.extend(["--jobs", "1"]);
-    // The key may take a moment to be usable after the layout applies.
-    let started = Instant::now();
-    while !try_zugzwang(
-        &["tables", "status", &url, "--s3-endpoint", &endpoint],
-        &env,
-    )
-    .1
-    .contains("tables in s3://")
-    {
-        assert!(started.elapsed() < PATIENCE, "the bucket never listed");
-        thread::sleep(Duration::from_millis(300));
-    }
+    wait_for_bucket(&url, &endpoint, &env);
 
     // A damaged file is named and not uploaded; the upload of the large
     // table is cut after its first part.
@@ -249,4 +253,123 @@ fn a_table_directory_goes_into_garage_resumably_and_is_served_from_there() {
     );
     assert!(verified.contains("4 tables"), "{verified}");
     assert!(verified.contains(": 0 damaged, 0 extra"), "{verified}");
+}
+
+/// A copy of `from` (its subdirectories too) in a new temp dir, writable.
+fn copy_tree(from: &Path) -> tempfile::TempDir {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("create a directory");
+        for entry in std::fs::read_dir(from).expect("read a directory") {
+            let path = entry.expect("an entry").path();
+            let target = to.join(path.file_name().expect("a name"));
+            match path.is_dir() {
+                true => copy(&path, &target),
+                false => {
+                    std::fs::write(&target, std::fs::read(&path).expect("read")).expect("write")
+                }
+            }
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy(from, dir.path());
+    dir
+}
+
+/// The Prophet 2-3-4 set of `../shared` (issue 46): uploaded with `tables
+/// fetch --dtm --to s3://…` from a directory (a damaged file named and
+/// not uploaded, the rerun uploading only it), then served by `serve --dtm
+/// s3://…` as the directory is, checked against the `MD5SUMS` object the
+/// upload wrote; a part of it from an HTTP mirror, through the staging
+/// directory, with a list naming just those files.
+#[test]
+fn prophet_dtm_files_go_into_garage_with_their_md5sums_and_are_served_from_there() {
+    if !available("Prophet DTM uploads to an object store") {
+        return;
+    }
+    let Some(shared) = common::shared_dir("prophet", "the Prophet DTM upload test") else {
+        return;
+    };
+    let garage = Garage::start();
+    let prophet = copy_tree(&shared);
+    let listed = std::fs::read_to_string(prophet.path().join("MD5SUMS")).expect("MD5SUMS");
+    let files = listed.lines().filter(|l| l.ends_with(".egtb.bz")).count();
+    let state = tempfile::tempdir().expect("temp dir");
+    let url = format!("s3://{BUCKET}/dtm");
+    let endpoint = garage.endpoint();
+    let from = prophet.path().display().to_string();
+    let state_arg = state.path().display().to_string();
+    let env = garage.env();
+    let mut args = upload_args(&from, &url, &endpoint, &state_arg);
+    args.push("--dtm");
+    wait_for_bucket(&format!("s3://{BUCKET}/{PREFIX}"), &endpoint, &env);
+
+    let damaged = prophet.path().join("4men/0pawns/KBNK.egtb.bz");
+    let whole = std::fs::read(&damaged).expect("read");
+    flip_byte(&damaged, whole.len() / 2);
+    let (ok, out) = try_zugzwang(&args, &env);
+    println!("{out}");
+    assert!(!ok, "a damaged file must fail the run:\n{out}");
+    assert!(
+        out.contains("DAMAGED 4men/0pawns/KBNK.egtb.bz: md5"),
+        "the damaged file is not named:\n{out}"
+    );
+    std::fs::write(&damaged, &whole).expect("write");
+    let out = zugzwang(&args, &env);
+    let rest = (files - 1).to_string();
+    assert_totals(&out, [&files.to_string(), "1", &rest, "0"]);
+    assert!(out.contains("md5 of the files there: s3://"), "{out}");
+    let store = garage.store();
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let list = |prefix: &str| {
+        let location = object_store::path::Path::from(format!("{prefix}/MD5SUMS"));
+        let bytes = runtime
+            .block_on(async {
+                store
+                    .get_opts(&location, Default::default())
+                    .await?
+                    .bytes()
+                    .await
+            })
+            .expect("the MD5SUMS object");
+        String::from_utf8(bytes.to_vec()).expect("text")
+    };
+    assert_eq!(list("dtm"), listed, "the MD5SUMS object");
+
+    // Served from the bucket as from the directory: every move's `dtm`.
+    let s3 = ["--s3-endpoint", endpoint.as_str()];
+    let tiers = Tiers::build(&[&from], &[&url], &s3, &env);
+    let (local_fast, remote_fast) = tiers.dirs();
+    let local = serve(&["--fast", &local_fast, "--dtm", &from], &[]);
+    let remote = serve(&["--fast", &remote_fast, "--dtm", &url, s3[0], s3[1]], &env);
+    let text = std::fs::read_to_string(common::fixture("positions-34.csv")).expect("positions");
+    let paths: Vec<String> = text
+        .lines()
+        .skip(1)
+        .step_by(100)
+        .filter_map(|line| line.split(',').next())
+        .map(api_path)
+        .collect();
+    let local_answers = replay(local.addr, &paths);
+    let remote_answers = replay(remote.addr, &paths);
+    let (_, gets) = assert_same(&paths, &local_answers, &remote_answers);
+    assert!(gets > 0, "no GET was counted:\n{}", remote.log());
+    assert!(
+        local_answers.iter().all(|a| a.body.contains("\"dtm\":")),
+        "answers without dtm"
+    );
+    drop((local, remote));
+
+    // From a mirror: only KBNvK, and a list of those two files.
+    let (mirror_url, _mirror) = mirror(prophet.path());
+    let mirrored = format!("s3://{BUCKET}/dtm-mirrored");
+    let mut args = upload_args(&mirror_url, &mirrored, &endpoint, &state_arg);
+    args.extend(["--dtm", "--only", "KBNvK"]);
+    let out = zugzwang(&args, &env);
+    assert_totals(&out, ["2", "2", "0", "0"]);
+    let kbn: String = listed
+        .lines()
+        .filter(|line| line.ends_with("/KBNK.egtb.bz") || line.ends_with("/KKBN.egtb.bz"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(list("dtm-mirrored"), kbn, "the mirrored MD5SUMS object");
 }

@@ -30,6 +30,30 @@ pub fn parse_md5sums(text: &str) -> impl Iterator<Item = (&str, &str)> {
     })
 }
 
+/// A list in the Prophet generator's form (`md5  ./4men/0pawns/KBNK.egtb.bz`,
+/// sorted) of the lines of `existing` with those of `added` put in, each
+/// replacing the line of the same file: a second fetch or upload into the
+/// same place keeps what the first one listed. Both `tables fetch --dtm`
+/// into a directory and into a bucket write it.
+pub fn merge_md5sums<'a>(
+    existing: &str,
+    added: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> String {
+    let mut entries: std::collections::BTreeMap<String, String> = parse_md5sums(existing)
+        .map(|(md5, file)| {
+            let file = file.split('/').filter(|p| *p != ".").collect::<Vec<_>>();
+            (file.join("/"), md5.to_ascii_lowercase())
+        })
+        .collect();
+    for (file, md5) in added {
+        entries.insert(file.to_string(), md5.to_ascii_lowercase());
+    }
+    entries
+        .iter()
+        .map(|(file, md5)| format!("{md5}  ./{file}\n"))
+        .collect()
+}
+
 /// The published md5 of an atomic or antichess table file name.
 pub fn md5(file: &str) -> Option<&'static str> {
     DIGESTS.get(file).copied()

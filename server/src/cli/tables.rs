@@ -25,8 +25,9 @@ use crate::{
         format as prophet_format,
     },
     fetch::{
-        self, Done, FetchError, FetchOptions, Summary,
+        self, Done, FetchError, FetchOptions, PlannedFile, Summary,
         selection::{self, SelectionError, parse_pieces},
+        transfer::Expected,
         upload::{self, Source, Target, TargetError, UploadSummary, Uploaded},
     },
     progress::{Progress, Silent},
@@ -104,8 +105,11 @@ pub struct FetchArgs {
     /// mirror's URL/MD5SUMS lists (the generator's layout, `md5
     /// ./4men/0pawns/KBNK.egtb.bz`), each to the same path below --to and
     /// checked against the listed md5; --to then gets an MD5SUMS of the
-    /// files there. --only takes files (KBNK: the side to move's pieces
-    /// first) or both files of a material (KBNvK).
+    /// files there. With --to s3://…, --from DIR uploads the files the
+    /// MD5SUMS in DIR lists, and the prefix gets an MD5SUMS object (the
+    /// list `serve --dtm s3://…` checks them against). --only takes files
+    /// (KBNK: the side to move's pieces first) or both files of a material
+    /// (KBNvK).
     #[arg(long, conflicts_with_all = ["variant", "with_dependencies"])]
     pub dtm: bool,
     /// The mirror's directory of the variant's tables: files are fetched as
@@ -114,7 +118,8 @@ pub struct FetchArgs {
     /// or antichess tables with and without pawns, in separate directories:
     /// a file is asked of the next while one answers 404. With --to
     /// s3://…, also a local table directory (without --pieces or --only:
-    /// every published table in it).
+    /// every published table in it; with --dtm, every file its MD5SUMS
+    /// lists).
     #[arg(long, value_name = "URL|DIR", required = true)]
     pub from: Vec<String>,
     /// Directory to put the tables in (created if missing), or an S3
@@ -181,9 +186,9 @@ pub enum TablesError {
         total: usize,
     },
     #[error(
-        "--dtm with --to s3://: Prophet DTM files (25 MB for 2-4 pieces) are served from local disk only; fetch them with --to DIR"
+        "{0}; the Prophet files uploaded are in the store, verified, but `serve --dtm s3://…` and `tier build` check them against the MD5SUMS object beside them: run the same command again to write it"
     )]
-    DtmToStore,
+    DtmList(#[source] upload::UploadError),
     #[error("no published {variant} tables in {}: nothing to upload", .dir.display())]
     NoTables { dir: PathBuf, variant: Variant },
     #[error("--from {0}: not a directory; give a table directory or a mirror's URL")]
@@ -719,7 +724,7 @@ fn render_counts(out: &mut String, verb: &str, outcomes: &[(usize, Outcome)]) {
 /// LIST, the uploads, the summary.
 async fn upload_tables(args: FetchArgs, url: RemoteUrl) -> Result<(), TablesError> {
     if args.dtm {
-        return Err(TablesError::DtmToStore);
+        return upload_dtm(args, url).await;
     }
     let catalog = catalog::of(args.variant);
     let source_dir = local_source(&args.from)?;
@@ -745,6 +750,70 @@ async fn upload_tables(args: FetchArgs, url: RemoteUrl) -> Result<(), TablesErro
         _ => selection::select(catalog, &pieces, &args.only, args.with_dependencies)?,
     };
     let files = fetch::planned_files(catalog, &tables);
+    let what = format!("{} {} tables", tables.len(), args.variant);
+    let (_, summary) = upload_files(&args, url, source_dir, files, &what).await?;
+    uploaded_all(&summary)
+}
+
+/// `tables fetch --dtm --to s3://…`: the Prophet files the `MD5SUMS` of
+/// --from lists (a local directory's or a mirror's), selected by --pieces
+/// and --only (without either: all), each uploaded to the same path below
+/// the prefix once the bytes sent have the listed md5; then an `MD5SUMS`
+/// object at the prefix names those in the store, as `serve --dtm
+/// s3://…` and `tier build --from s3://…` check them against it.
+async fn upload_dtm(args: FetchArgs, url: RemoteUrl) -> Result<(), TablesError> {
+    let source_dir = local_source(&args.from)?;
+    let list = match &source_dir {
+        Some(dir) => crate::dtm::fetch::read_list(dir)?,
+        None => crate::dtm::fetch::fetch_list(&mirror_urls(&args.from)?).await?,
+    };
+    let pieces = match (&args.pieces, args.only.is_empty()) {
+        (Some(pieces), _) => pieces.clone(),
+        (None, true) => list.files.iter().map(|f| f.pieces()).collect(),
+        (None, false) => BTreeSet::new(),
+    };
+    let selected = crate::dtm::fetch::select(&list, &pieces, &args.only)?;
+    let files: Vec<PlannedFile> = selected
+        .into_iter()
+        .map(|listed| PlannedFile {
+            pieces: listed.pieces(),
+            expected: Expected::listed_md5(&listed.md5),
+            size: source_dir
+                .as_ref()
+                .and_then(|dir| std::fs::metadata(dir.join(&listed.path)).ok())
+                .map(|meta| meta.len()),
+            file: listed.path,
+        })
+        .collect();
+    let what = format!("Prophet DTM files listed in {}:", list.url);
+    let (target, summary) = upload_files(&args, url, source_dir, files, &what).await?;
+    let stored = list.md5s(
+        summary
+            .files
+            .iter()
+            .filter(|f| f.result.is_ok())
+            .map(|f| f.file.as_str()),
+    );
+    if !stored.is_empty() {
+        match upload::record_md5s(&target, &stored).await {
+            Ok(at) => println!("md5 of the files there: {at}"),
+            // The failed uploads are the error to end with; this one is said too.
+            Err(err) if summary.failures().next().is_some() => eprintln!("zugzwang: {err}"),
+            Err(err) => return Err(TablesError::DtmList(err)),
+        }
+    }
+    uploaded_all(&summary)
+}
+
+/// The store tried with one LIST, `files` uploaded from `source_dir` or
+/// the mirrors of --from, the summary printed.
+async fn upload_files(
+    args: &FetchArgs,
+    url: RemoteUrl,
+    source_dir: Option<PathBuf>,
+    files: Vec<PlannedFile>,
+    what: &str,
+) -> Result<(Target, UploadSummary), TablesError> {
     let jobs = usize::from(args.jobs);
     let mut options = args.remote.options(jobs);
     // A part of 64 MiB takes seconds; a GET's five would cut it.
@@ -755,19 +824,13 @@ async fn upload_tables(args: FetchArgs, url: RemoteUrl) -> Result<(), TablesErro
         Some(dir) => Source::Directory(dir),
         None => Source::Mirror {
             client: fetch::client()?,
-            from: args
-                .from
-                .iter()
-                .map(|url| fetch::base_url(url))
-                .collect::<Result<_, _>>()?,
+            from: mirror_urls(&args.from)?,
             staging: upload::staging_dir(&target),
         },
     };
     let bytes: u64 = files.iter().filter_map(|f| f.size).sum();
     println!(
-        "{} {} tables, {} files ({}) into {}: objects already complete are skipped; files over {} MiB go in parts, journalled in {}",
-        tables.len(),
-        args.variant,
+        "{what} {} files ({}) into {}: objects already complete are skipped; files over {} MiB go in parts, journalled in {}",
         files.len(),
         human(bytes),
         target.url(),
@@ -776,6 +839,19 @@ async fn upload_tables(args: FetchArgs, url: RemoteUrl) -> Result<(), TablesErro
     );
     let summary = upload::upload_all(&target, &source, files, jobs, &Bar::new()).await;
     print!("{}", render_upload_summary(&summary));
+    Ok((target, summary))
+}
+
+/// The mirror directories --from names.
+fn mirror_urls(from: &[String]) -> Result<Vec<reqwest::Url>, TablesError> {
+    Ok(from
+        .iter()
+        .map(|url| fetch::base_url(url))
+        .collect::<Result<_, _>>()?)
+}
+
+/// An error naming the failed files when any failed.
+fn uploaded_all(summary: &UploadSummary) -> Result<(), TablesError> {
     let failed = summary.failures().count();
     if failed > 0 {
         return Err(TablesError::NotUploaded {

@@ -23,7 +23,7 @@ use super::{
     format::{SEARCH_DEPTH, SUFFIX, is_table_name},
 };
 use crate::{
-    catalog::digests::parse_md5sums,
+    catalog::digests::{merge_md5sums, parse_md5sums},
     fetch::{
         self, FetchError, Plan, PlannedFile, Summary, selection::SelectionError, transfer::Expected,
     },
@@ -62,6 +62,26 @@ pub struct MirrorList {
     pub files: Vec<ListedFile>,
 }
 
+impl MirrorList {
+    /// Each of `files` the list names, with its md5: the lines of the
+    /// `MD5SUMS` written after a fetch or an upload, for the files that
+    /// ended well.
+    pub fn md5s<'s, 'f>(
+        &'s self,
+        files: impl IntoIterator<Item = &'f str>,
+    ) -> Vec<(&'f str, &'s str)> {
+        let md5s: BTreeMap<&str, &str> = self
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.md5.as_str()))
+            .collect();
+        files
+            .into_iter()
+            .filter_map(|file| Some((file, *md5s.get(file)?)))
+            .collect()
+    }
+}
+
 /// Fetches and reads the `MD5SUMS` of the first mirror directory that has one.
 pub async fn fetch_list(from: &[Url]) -> Result<MirrorList, FetchError> {
     let client = fetch::client()?;
@@ -84,6 +104,32 @@ pub async fn fetch_list(from: &[Url]) -> Result<MirrorList, FetchError> {
         }
     }
     Err(absent.map_or(FetchError::NoMirror, |url| FetchError::NoList { url }))
+}
+
+/// Reads the `MD5SUMS` of a local Prophet directory (`tables fetch --dtm
+/// --from DIR --to s3://…`): the files it lists are those uploaded.
+pub fn read_list(dir: &Path) -> Result<MirrorList, FetchError> {
+    let path = dir.join(MD5SUMS);
+    let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+    let url =
+        Url::from_file_path(&absolute).map_err(|()| FetchError::Url(path.display().to_string()))?;
+    let text = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            return Err(FetchError::NoLocalList { path });
+        }
+        Err(source) => {
+            return Err(FetchError::Directory {
+                dir: dir.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let files = parse_list(&text).map_err(|problem| FetchError::BadList {
+        url: url.clone(),
+        problem,
+    })?;
+    Ok(MirrorList { url, files })
 }
 
 /// The list's text, or `None` on a 404.
@@ -301,17 +347,13 @@ pub fn record(
         path: path.clone(),
         source,
     };
-    let md5s: BTreeMap<&str, &str> = list
-        .files
-        .iter()
-        .map(|f| (f.path.as_str(), f.md5.as_str()))
-        .collect();
-    let done: Vec<(&str, &str)> = summary
-        .files
-        .iter()
-        .filter(|f| f.result.is_ok())
-        .filter_map(|f| Some((f.file.as_str(), *md5s.get(f.file.as_str())?)))
-        .collect();
+    let done = list.md5s(
+        summary
+            .files
+            .iter()
+            .filter(|f| f.result.is_ok())
+            .map(|f| f.file.as_str()),
+    );
     if done.is_empty() {
         return Ok(None);
     }
@@ -320,19 +362,7 @@ pub fn record(
         Err(err) if err.kind() == io::ErrorKind::NotFound => String::new(),
         Err(err) => return Err(error(err)),
     };
-    let mut entries: BTreeMap<String, String> = parse_md5sums(&existing)
-        .map(|(md5, file)| {
-            let file = file.split('/').filter(|p| *p != ".").collect::<Vec<_>>();
-            (file.join("/"), md5.to_ascii_lowercase())
-        })
-        .collect();
-    for (file, md5) in done {
-        entries.insert(file.to_string(), md5.to_string());
-    }
-    let text: String = entries
-        .iter()
-        .map(|(file, md5)| format!("{md5}  ./{file}\n"))
-        .collect();
+    let text = merge_md5sums(&existing, done);
     write_atomic(&path, &[text.as_bytes()]).map_err(error)?;
     Ok(Some(path))
 }

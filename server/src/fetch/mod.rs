@@ -73,6 +73,11 @@ pub enum FetchError {
         "{url} answered 404: `tables fetch --dtm` fetches the files listed in the MD5SUMS the Prophet generator writes (lines `md5  ./4men/0pawns/KBNK.egtb.bz`); give as --from the mirror's directory that holds it (beside 2men/, 3men/, 4men/), or use a mirror that lists its files"
     )]
     NoList { url: Url },
+    #[error(
+        "{}: not found: `tables fetch --dtm --from DIR` uploads the Prophet DTM files the MD5SUMS of DIR lists, each checked against its md5; write one beside 2men/, 3men/, 4men/ (`find . -name '*.egtb.bz' | sort | xargs md5sum > MD5SUMS` there) or fetch the files with `tables fetch --dtm --from URL --to DIR`, which writes it",
+        .path.display()
+    )]
+    NoLocalList { path: PathBuf },
     #[error("{url}: the mirror answered {status}; try again later or use another mirror")]
     ListStatus {
         url: Url,

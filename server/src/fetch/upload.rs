@@ -15,6 +15,10 @@
 //! object records the digest it was checked against as metadata
 //! (`x-amz-meta-sha256`, `x-amz-meta-md5`): a rerun skips an object with
 //! the published size and that digest.
+//!
+//! Prophet DTM files (`--dtm`) go the same way, checked against the md5
+//! their `MD5SUMS` lists; `record_md5s` then writes that list's lines for
+//! the files uploaded as an `MD5SUMS` object at the prefix.
 
 use std::{
     fs::{self, File},
@@ -42,7 +46,11 @@ use super::{
     upload_journal::{self, Journal},
 };
 use crate::{
-    catalog::whole_file::{PublishedDigest, hex},
+    catalog::{
+        digests::merge_md5sums,
+        whole_file::{PublishedDigest, hex},
+    },
+    dtm::format::MD5SUMS,
     progress::{Progress, Silent},
     store::{
         remote::{RemoteError, RemoteOptions, RemoteUrl, Scheme, source::s3_client},
@@ -810,6 +818,41 @@ pub fn tables_in(
 /// `STATE_DIR/uploads/BUCKET/staging`.
 pub fn staging_dir(target: &Target) -> PathBuf {
     target.journal_dir().join(&target.bucket).join(".staging")
+}
+
+/// The object `serve --dtm s3://…` and `tier build --from s3://…` check
+/// Prophet files against: `MD5SUMS` at the prefix.
+pub async fn record_md5s(
+    target: &Target,
+    uploaded: &[(&str, &str)],
+) -> Result<String, UploadError> {
+    let location = target.url.location(MD5SUMS);
+    let existing = match target
+        .store
+        .get_opts(&location, GetOptions::default())
+        .await
+    {
+        Ok(found) => found
+            .bytes()
+            .await
+            .map_err(|err| target.store_error(MD5SUMS, err))?,
+        Err(object_store::Error::NotFound { .. }) => Default::default(),
+        Err(err) => return Err(target.store_error(MD5SUMS, err)),
+    };
+    let text = merge_md5sums(
+        &String::from_utf8_lossy(&existing),
+        uploaded.iter().copied(),
+    );
+    target
+        .store
+        .put_opts(
+            &location,
+            PutPayload::from(text.into_bytes()),
+            object_store::PutOptions::default(),
+        )
+        .await
+        .map_err(|err| target.store_error(MD5SUMS, err))?;
+    Ok(format!("{}/{MD5SUMS}", target.url))
 }
 
 #[cfg(test)]
