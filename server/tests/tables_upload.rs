@@ -334,6 +334,17 @@ fn prophet_dtm_files_go_into_garage_with_their_md5sums_and_are_served_from_there
         String::from_utf8(bytes.to_vec()).expect("text")
     };
     assert_eq!(list("dtm"), listed, "the MD5SUMS object");
+    // `verify` does not read them, and says so rather than passing them.
+    let verify = [
+        "verify",
+        url.as_str(),
+        "--partial",
+        "--s3-endpoint",
+        endpoint.as_str(),
+    ];
+    let (_, out) = try_zugzwang(&verify, &env);
+    let unchecked = format!("UNCHECKED {files} Prophet DTM files in {url}: `zugzwang tier build");
+    assert!(out.contains(&unchecked), "{out}");
 
     // Served from the bucket as from the directory: every move's `dtm`.
     let s3 = ["--s3-endpoint", endpoint.as_str()];

@@ -4,8 +4,9 @@
 //! against their own checksum field and the md5 an `MD5SUMS` beside them
 //! gives, naming every missing, extra or damaged file; `verify --init`
 //! records per-block checksums for tables served without a fast tier.
-//! Tables in a remote source (`s3://`, `https://`) are checked the same
-//! way, each object streamed once.
+//! Syzygy tables in a remote source (`s3://`, `https://`) are checked the
+//! same way, each object streamed once; its Prophet DTM objects are named,
+//! and left to `tier build --from URL`, which checks them as it reads them.
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +18,7 @@ use super::{
 };
 use crate::{
     catalog::whole_file::check_dirs,
-    dtm::catalog as prophet,
+    dtm::{catalog as prophet, format as prophet_format},
     store::{
         quarantine::Quarantine,
         remote::{self, RemoteError, RemoteSources},
@@ -171,6 +172,34 @@ fn init(
     }
 }
 
+/// Names the Prophet DTM objects of remote sources, which `verify` does
+/// not read, and the command that checks them, so that a clean summary is
+/// not taken for a check of them.
+fn note_remote_prophet(dirs: &[PathBuf], remote: Option<&RemoteSources>) {
+    let Some(remote) = remote else {
+        return;
+    };
+    for dir in dirs.iter().filter(|dir| remote::is_remote(dir)) {
+        let Ok(objects) = remote.files_under(dir, prophet_format::SEARCH_DEPTH as usize) else {
+            continue;
+        };
+        let count = objects
+            .iter()
+            .filter(|path| {
+                path.file_name()
+                    .is_some_and(|name| prophet_format::is_table_name(&name.to_string_lossy()))
+            })
+            .count();
+        if count > 0 {
+            println!(
+                "UNCHECKED {count} Prophet DTM files in {}: `zugzwang tier build --from {} --to FAST_DIR` checks them against the MD5SUMS beside them",
+                dir.display(),
+                dir.display()
+            );
+        }
+    }
+}
+
 /// `verify`: whole files against the published digests.
 fn check(
     args: &VerifyArgs,
@@ -178,7 +207,9 @@ fn check(
     quarantine: &Quarantine,
 ) -> Result<(), VerifyError> {
     let findings = check_dirs(&args.dirs, remote, &Bar::new());
-    // Prophet DTM files are served from local disk only.
+    // Prophet DTM objects in a bucket are checked by `tier build --from
+    // URL`, which has to read them whole anyway; here they are only named.
+    note_remote_prophet(&args.dirs, remote);
     let local: Vec<PathBuf> = args
         .dirs
         .iter()
