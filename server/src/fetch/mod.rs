@@ -107,26 +107,29 @@ pub enum FetchError {
     },
 }
 
-/// How one file ended.
+/// How one file ended: a fetch's by default, an upload's
+/// ([`upload::UploadOutcome`]) with its own result types.
 #[derive(Debug)]
-pub struct FileOutcome {
+pub struct FileOutcome<T = Done, E = TransferError> {
     pub file: String,
     pub pieces: usize,
-    pub result: Result<Done, TransferError>,
+    pub result: Result<T, E>,
 }
 
 /// Every file's outcome (sorted by name) and what the run took.
 #[derive(Debug)]
-pub struct Summary {
-    pub files: Vec<FileOutcome>,
+pub struct Summary<T = Done, E = TransferError> {
+    pub files: Vec<FileOutcome<T, E>>,
     pub elapsed: Duration,
 }
 
-impl Summary {
-    pub fn failures(&self) -> impl Iterator<Item = &TransferError> {
+impl<T, E> Summary<T, E> {
+    pub fn failures(&self) -> impl Iterator<Item = &E> {
         self.files.iter().filter_map(|f| f.result.as_ref().err())
     }
+}
 
+impl Summary {
     /// Bytes received over the network.
     pub fn received(&self) -> u64 {
         self.files

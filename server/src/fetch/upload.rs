@@ -29,7 +29,7 @@ use std::{
         Arc,
         atomic::{AtomicUsize, Ordering::Relaxed},
     },
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use futures::StreamExt;
@@ -42,7 +42,7 @@ use reqwest::{Client, Url};
 use sha2::{Digest, Sha256};
 
 use super::{
-    FetchError, PlannedFile, TransferError, checksums, fetch_one,
+    FetchError, FileOutcome, PlannedFile, Summary, TransferError, checksums, fetch_one,
     upload_journal::{self, Journal},
 };
 use crate::{
@@ -174,25 +174,12 @@ pub enum Uploaded {
 }
 
 /// One file's outcome.
-#[derive(Debug)]
-pub struct UploadOutcome {
-    pub file: String,
-    pub pieces: usize,
-    pub result: Result<Uploaded, UploadError>,
-}
+pub type UploadOutcome = FileOutcome<Uploaded, UploadError>;
 
 /// Every file's outcome (sorted by name) and what the run took.
-#[derive(Debug)]
-pub struct UploadSummary {
-    pub files: Vec<UploadOutcome>,
-    pub elapsed: Duration,
-}
+pub type UploadSummary = Summary<Uploaded, UploadError>;
 
 impl UploadSummary {
-    pub fn failures(&self) -> impl Iterator<Item = &UploadError> {
-        self.files.iter().filter_map(|f| f.result.as_ref().err())
-    }
-
     /// Bytes sent to the store in this run, and those continued from earlier runs.
     pub fn sent(&self) -> (u64, u64) {
         self.files
