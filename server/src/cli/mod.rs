@@ -96,7 +96,8 @@ pub struct TableArgs {
     #[arg(long, value_name = "MB")]
     pub memory_mb: Option<u64>,
     /// Megabytes of decompressed DTM blocks kept in memory: a DTM lookup
-    /// otherwise decompresses 64 KiB. 0 keeps none. Default: 40 % of
+    /// otherwise decompresses its block (8 KiB for the embedded tables,
+    /// 64 KiB for the generator's files). 0 keeps none. Default: 40 % of
     /// --memory-mb.
     #[arg(long, value_name = "MB")]
     pub dtm_cache_mb: Option<u64>,

@@ -1,8 +1,9 @@
 //! Decompressed Prophet blocks kept in memory, shared by all probing
 //! threads (`serve --dtm-cache-mb`).
 //!
-//! A DTM lookup decompresses one zstd block of 32,768 values (64 KiB), about
-//! as much CPU as a whole request's Syzygy probes; an answer looks up the
+//! A DTM lookup decompresses one zstd block (32,768 values, 64 KiB, in the
+//! generator's files, as much CPU as a whole request's Syzygy probes;
+//! 4,096 in the embedded ones, re-blocked by build.rs); an answer looks up the
 //! root and every move, and the moves of one position fall in different
 //! blocks (a piece's square is a large digit of the index). An explorer's
 //! requests revisit the same endgames, so the blocks they need repeat:
@@ -127,7 +128,9 @@ impl BlockCache {
 /// A cache of at most `bytes` of blocks, [`HOT_SHARE`] of it for blocks
 /// asked again.
 fn blocks_within(bytes: u64) -> Cache<BlockKey, Values, BlockWeight> {
-    let blocks = (bytes / (64 * 1024 + ENTRY_OVERHEAD)).max(1) as usize;
+    // Sized for the smaller blocks: more slots than blocks costs little.
+    let block_bytes = super::format::EMBEDDED_BLOCK_POSITIONS * 2;
+    let blocks = (bytes / (block_bytes + ENTRY_OVERHEAD)).max(1) as usize;
     let options = OptionsBuilder::new()
         .estimated_items_capacity(blocks)
         .weight_capacity(bytes)

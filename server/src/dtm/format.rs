@@ -30,12 +30,17 @@ use crate::store::layout::{TableKind, TableLayout, file_name};
 
 const HEADER_BYTES: u64 = 24;
 
-/// Positions per block, the only block size accepted: the generator's
-/// (every published file has it). Another would be a hostile or damaged
-/// header's: above 65,535 the block list switches to u32 lengths, and one
-/// "block" could then be as large as the file, read and decompressed whole
-/// on every lookup.
+/// Positions per block, the generator's (every published file has it).
+/// Besides [`EMBEDDED_BLOCK_POSITIONS`], no other size is accepted: it
+/// would be a hostile or damaged header's: above 65,535 the block list
+/// switches to u32 lengths, and one "block" could then be as large as the
+/// file, read and decompressed whole on every lookup.
 pub const BLOCK_POSITIONS: u64 = 32768;
+
+/// Positions per block of the tables compiled into the binary: server/build.rs
+/// re-blocks them, since a lookup decompresses its whole block and a
+/// generator's block is 64 KiB of values.
+pub const EMBEDDED_BLOCK_POSITIONS: u64 = 4096;
 
 /// Tells tables apart in the block cache.
 static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(0);
@@ -241,18 +246,25 @@ impl TableFile {
     /// `index << 10 | |value|`). Damage inside a block that zstd still
     /// decodes is only found this way (the frames carry no checksum).
     pub fn verify(&self) -> Result<(), ProphetError> {
+        let mut sum = 0u64;
+        self.each_block(|first, values| sum ^= values_sum(first, values))?;
+        compare_sums(sum, self.checksum).map_err(|what| self.corrupt(what))
+    }
+
+    /// Decompresses every block in order, handing `visit` the index of its
+    /// first value and its values.
+    pub(crate) fn each_block(&self, mut visit: impl FnMut(u64, &[u8])) -> Result<(), ProphetError> {
         let mut decompressor =
             zstd::bulk::Decompressor::new().map_err(|source| ProphetError::Read {
                 path: self.path.clone(),
                 source,
             })?;
         let mut values = Vec::new();
-        let mut sum = 0u64;
-        for block in 0..self.offsets.len().saturating_sub(1) as u64 {
+        for block in 0..self.blocks() {
             self.decompress_block(&mut decompressor, block, &mut values)?;
-            sum ^= values_sum(block * self.block_positions, &values);
+            visit(block * self.block_positions, &values);
         }
-        compare_sums(sum, self.checksum).map_err(|what| self.corrupt(what))
+        Ok(())
     }
 
     fn corrupt(&self, what: String) -> ProphetError {
@@ -397,7 +409,7 @@ impl Header {
                 "the header says {num_positions} positions, the material has {expected_positions}"
             ));
         }
-        if block_positions != BLOCK_POSITIONS {
+        if block_positions != BLOCK_POSITIONS && block_positions != EMBEDDED_BLOCK_POSITIONS {
             return Err(format!(
                 "the header says {block_positions} positions per block, not the \
                  generator's {BLOCK_POSITIONS}"

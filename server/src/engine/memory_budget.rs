@@ -10,8 +10,9 @@
 //! budget"; at 80 MiB, moving 18 MiB from answers and indexes to the DTM
 //! blocks took 0.35 instead of 0.40-0.50 ms of CPU per request).
 //!
-//! - Decompressed DTM blocks: a miss costs a 64 KiB decompression, about
-//!   a whole request's Syzygy probes, and an answer looks up every move.
+//! - Decompressed DTM blocks: a miss costs a block's decompression (8 KiB
+//!   for the embedded tables, 64 KiB, about a whole request's Syzygy
+//!   probes, for the generator's files), and an answer looks up every move.
 //! - Recently read data blocks save a system call, and the disk read behind
 //!   it when the page cache has dropped the block.
 //! - Answers (the response cache) save everything, but only for a request

@@ -20,7 +20,9 @@ use super::executable::StaticBytes;
 
 static TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables");
 static ATOMIC_TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables-atomic");
-static PROPHET_TABLES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/tables-prophet");
+/// Re-blocked by server/build.rs from `tables-prophet/` (same values, smaller
+/// zstd frames: `dtm::format::EMBEDDED_BLOCK_POSITIONS`).
+static PROPHET_TABLES: Dir<'static> = include_dir!("$OUT_DIR/tables-prophet");
 
 /// The directory name under which the embedded standard tables appear.
 pub const EMBEDDED_DIR: &str = "<embedded>";
@@ -120,6 +122,45 @@ mod tests {
                 "{} is in the binary's file",
                 path.display()
             );
+        }
+    }
+
+    /// server/build.rs re-blocks the DTM tables it embeds; every value must
+    /// be the generator's, and the header (with its checksum) the same but
+    /// for the block size.
+    #[test]
+    fn embedded_dtm_tables_hold_the_generators_values_in_smaller_blocks() {
+        use crate::dtm::format::{EMBEDDED_BLOCK_POSITIONS, TableFile};
+        use shakmaty_syzygy::filesystem::OsFilesystem;
+
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tables-prophet");
+        let values = |filesystem: &dyn Filesystem, path: &Path, positions: u64| {
+            let table = TableFile::open(filesystem, path, positions).expect("opens");
+            let mut values = Vec::new();
+            table
+                .each_block(|_, block| values.extend_from_slice(block))
+                .expect("decompresses");
+            (table.blocks(), values)
+        };
+        let files = EmbeddedFilesystem
+            .read_dir(Path::new(EMBEDDED_PROPHET_DIR))
+            .expect("embedded DTM tables");
+        assert_eq!(files.len(), 66, "the 2-4 piece set");
+        for path in files {
+            let name = path.file_name().expect("a file name");
+            let material = crate::dtm::format::material_of_name(&name.to_string_lossy())
+                .expect("a table name");
+            let positions = crate::dtm::index::Layout::new(material).num_positions();
+            let (blocks, embedded) = values(&EmbeddedFilesystem, &path, positions);
+            let original = source.join(name);
+            let (original_blocks, generators) = values(&OsFilesystem::new(), &original, positions);
+            assert_eq!(blocks, positions.div_ceil(EMBEDDED_BLOCK_POSITIONS));
+            assert!(blocks > original_blocks || positions <= EMBEDDED_BLOCK_POSITIONS);
+            assert!(embedded == generators, "{} differs", path.display());
+            // Checksum and positions, the first 16 bytes, are the generator's.
+            let original_bytes = std::fs::read(&original).expect("the source table");
+            let embedded_bytes = lookup(&path).expect("listed");
+            assert_eq!(embedded_bytes[..16], original_bytes[..16]);
         }
     }
 
