@@ -492,13 +492,14 @@ fn decompress(
 ) -> Result<(), String> {
     let expected = positions as usize * 2;
     values.clear();
-    // One spare byte: a frame that decodes to more than the block's
-    // positions is then caught as a wrong length, not a short buffer.
+    // Exactly the block's size: the cache weighs a block by its capacity,
+    // and one spare byte put each block in the allocator's next size class
+    // (8,193 bytes take 10 KiB). A frame that decodes to more fails here;
     // zstd writes into the spare capacity, so nothing is zeroed first.
-    values.reserve_exact(expected + 1);
+    values.reserve_exact(expected);
     let written = decompressor
         .decompress_to_buffer(compressed, values)
-        .map_err(|e| format!("does not decompress: {e}"))?;
+        .map_err(|e| format!("does not decompress to its {expected} bytes: {e}"))?;
     if written != expected {
         return Err(format!("decompresses to {written} bytes, not {expected}"));
     }
@@ -728,5 +729,23 @@ mod tests {
             .collect();
         assert_eq!(values_sum(11, &wide), values_sum_each(11, &wide));
         assert_eq!(values_sum(11, &[]), 0);
+    }
+
+    /// A block comes out exactly its positions long, in a buffer of exactly
+    /// that size (what the cache weighs); a frame holding more or fewer
+    /// values is an error, never a block.
+    #[test]
+    fn a_block_decompresses_to_exactly_its_positions() {
+        let mut decompressor = zstd::bulk::Decompressor::new().expect("a zstd context");
+        let mut values = Vec::new();
+        let frame = |bytes: usize| zstd::bulk::compress(&vec![7u8; bytes], 3).expect("compresses");
+
+        decompress(&mut decompressor, &frame(8192), 4096, &mut values).expect("one block");
+        assert_eq!((values.len(), values.capacity()), (8192, 8192));
+
+        let long = decompress(&mut decompressor, &frame(8194), 4096, &mut values);
+        assert!(long.is_err_and(|e| e.contains("does not decompress to its 8192 bytes")));
+        let short = decompress(&mut decompressor, &frame(8190), 4096, &mut values);
+        assert!(short.is_err_and(|e| e.contains("decompresses to 8190 bytes, not 8192")));
     }
 }

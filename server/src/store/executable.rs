@@ -4,8 +4,9 @@
 //! A page of the binary read through its mapping stays mapped, and counts
 //! in the process's resident memory (and in its peak, `VmHWM`) until the
 //! process ends; the kernel also maps the pages around it (fault-around,
-//! 64 KiB). The embedded DTM tables are 25 MB (39 MB re-blocked since): after an explorer's walk
-//! 31 MiB of the binary's read-only data was resident, a quarter of the
+//! 64 KiB). The embedded DTM tables were 25 MB (39 MB since build.rs
+//! re-blocks them): after an explorer's walk 31 MiB of the binary's
+//! read-only data was resident, a quarter of the
 //! server's peak (server/docs/benchmarks.md, "One memory budget"). Read
 //! with `pread` the same bytes are page cache, as the tables of a
 //! directory are: shared, and given back when memory is short.
