@@ -42,6 +42,12 @@ const ENTRY_OVERHEAD: u64 = 128;
 /// server/docs/benchmarks.md, "Depth to mate: what it costs").
 pub const DEFAULT_BYTES: u64 = 256 << 20;
 
+/// A block of the embedded tables (`format::EMBEDDED_BLOCK_POSITIONS`
+/// values), the smallest a table has: the cache's slots are counted for
+/// it, since more slots than blocks costs little and fewer would evict
+/// before the budget is spent.
+pub(crate) const SMALL_BLOCK_BYTES: u64 = 8 * 1024;
+
 /// The share of the cache for blocks asked again after they entered; the
 /// rest holds new ones until they are. quick_cache's default (97 %) suits
 /// keys asked often; an explorer comes back to a block a few requests
@@ -128,9 +134,7 @@ impl BlockCache {
 /// A cache of at most `bytes` of blocks, [`HOT_SHARE`] of it for blocks
 /// asked again.
 fn blocks_within(bytes: u64) -> Cache<BlockKey, Values, BlockWeight> {
-    // Sized for the smaller blocks: more slots than blocks costs little.
-    let block_bytes = super::format::EMBEDDED_BLOCK_POSITIONS * 2;
-    let blocks = (bytes / (block_bytes + ENTRY_OVERHEAD)).max(1) as usize;
+    let blocks = (bytes / (SMALL_BLOCK_BYTES + ENTRY_OVERHEAD)).max(1) as usize;
     let options = OptionsBuilder::new()
         .estimated_items_capacity(blocks)
         .weight_capacity(bytes)

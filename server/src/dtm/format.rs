@@ -742,6 +742,10 @@ mod tests {
 
         decompress(&mut decompressor, &frame(8192), 4096, &mut values).expect("one block");
         assert_eq!((values.len(), values.capacity()), (8192, 8192));
+        assert_eq!(
+            EMBEDDED_BLOCK_POSITIONS * 2,
+            crate::dtm::block_cache::SMALL_BLOCK_BYTES
+        );
 
         let long = decompress(&mut decompressor, &frame(8194), 4096, &mut values);
         assert!(long.is_err_and(|e| e.contains("does not decompress to its 8192 bytes")));
