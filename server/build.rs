@@ -140,6 +140,11 @@ fn reblock(path: &Path, out: &Path) {
 fn reblock_all(dir: &str) {
     let out_dir = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
     let out = PathBuf::from(out_dir).join("tables-prophet");
+    // Written afresh: a table removed from `dir` must not stay embedded.
+    if out.exists() {
+        fs::remove_dir_all(&out)
+            .unwrap_or_else(|err| panic!("cannot remove {}: {err}", out.display()));
+    }
     fs::create_dir_all(&out).unwrap_or_else(|err| panic!("cannot create {}: {err}", out.display()));
     let entries =
         fs::read_dir(dir).unwrap_or_else(|err| panic!("cannot read the directory {dir}: {err}"));
