@@ -412,7 +412,8 @@ impl Header {
         if block_positions != BLOCK_POSITIONS && block_positions != EMBEDDED_BLOCK_POSITIONS {
             return Err(format!(
                 "the header says {block_positions} positions per block, not the \
-                 generator's {BLOCK_POSITIONS}"
+                 generator's {BLOCK_POSITIONS} (nor the embedded tables' \
+                 {EMBEDDED_BLOCK_POSITIONS})"
             ));
         }
         Ok(Header {
